@@ -1,0 +1,106 @@
+/**
+ * The HTTP handler every API function shares: one middy chain, built once. Operations return their
+ * success reply; errors become the contract's Status body here and nowhere else.
+ */
+import middy from '@middy/core';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import {
+  BadRequestError,
+  MethodNotAllowedError,
+  NotFoundError,
+  RequestEntityTooLargeError,
+  UnsupportedMediaTypeError,
+  toAllotError,
+} from '../lib/errors.ts';
+import { operationFor, type OperationRequest, type Reply } from '../lib/operations.ts';
+import { matchRoute, ROUTES } from '../lib/routes.ts';
+import { Table } from '../lib/table.ts';
+import type { ClaimContext } from '../lib/claims.ts';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export const logger = new Logger({ serviceName: 'allot' });
+
+type Event = APIGatewayProxyEventV2 & { parsed?: OperationRequest };
+
+/** Rejects bodies over 64 KiB before anything parses them (413). */
+const bodySizeLimitBefore = (request: middy.Request<Event>) => {
+  const { body, isBase64Encoded } = request.event;
+  if (!body) return;
+  const bytes = isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body, 'utf8');
+  if (bytes > MAX_BODY_BYTES) throw new RequestEntityTooLargeError(`the body is over ${MAX_BODY_BYTES} bytes`);
+};
+
+/** JSON bodies only: another content type is 415, malformed JSON is 400 (middy's own parser says 415). */
+const jsonBodyBefore = (request: middy.Request<Event>) => {
+  const { event } = request;
+  const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
+  const query: Record<string, string | undefined> = {};
+  for (const [key, value] of new URLSearchParams(event.rawQueryString ?? '')) query[key] = value;
+  let body: unknown;
+  if (raw.length > 0) {
+    const type = (headerOf(event, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+      throw new UnsupportedMediaTypeError(`content type ${clip(type)} is not supported; send application/json`);
+    }
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      throw new BadRequestError('the body is not valid JSON');
+    }
+  }
+  event.parsed = { params: {}, query, body };
+};
+
+function headerOf(event: Event, name: string): string | undefined {
+  for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+function json(reply: Reply): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: reply.statusCode,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(reply.body),
+  };
+}
+
+/** Errors as Status bodies; anything unexpected is a 500 that says nothing of internals, and is logged. */
+const statusErrorsOnError = (request: middy.Request<Event, APIGatewayProxyStructuredResultV2>) => {
+  const error = toAllotError(request.error);
+  if (error.code >= 500) logger.error('request failed', { error: request.error as Error });
+  request.response = json({ statusCode: error.code, body: error.toStatus() });
+};
+
+/** Builds the handler; tests and the local server pass their own table and clock. */
+export function createHttpHandler(context?: Partial<ClaimContext>) {
+  let ctx: ClaimContext | undefined;
+  const contextOf = (): ClaimContext =>
+    (ctx ??= { table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }), ...context } as ClaimContext);
+
+  const route = async (event: Event): Promise<APIGatewayProxyStructuredResultV2> => {
+    const method = event.requestContext?.http?.method ?? 'GET';
+    const path = event.rawPath ?? '/';
+    const { match, allowed } = matchRoute(method, path, ROUTES);
+    if (!match) {
+      if (allowed.length > 0) {
+        throw new MethodNotAllowedError(`${method} is not served on ${clip(path)}; use ${allowed.join(', ')}`);
+      }
+      throw new NotFoundError(`no route for ${clip(path)}`);
+    }
+    const request = { ...event.parsed!, params: match.params };
+    return json(await operationFor(match.route.operation, match.route.resource)(request, contextOf()));
+  };
+
+  return middy<Event, APIGatewayProxyStructuredResultV2, Error, Context>(route)
+    .use(injectLambdaContext(logger))
+    .use({ before: bodySizeLimitBefore })
+    .use({ before: jsonBodyBefore })
+    .use({ onError: statusErrorsOnError });
+}

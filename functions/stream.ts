@@ -1,0 +1,66 @@
+/**
+ * The stream function: Powertools' batch processor around lib/reconcile.ts. Each record is handled on its
+ * own and reported failed alone (ReportBatchItemFailures); the pools a batch touched are then recounted
+ * once, and a pool that fails to refresh fails the records that touched it, so a retry refreshes it.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { ClaimContext } from '../lib/claims.ts';
+import { reconcileRecord, refreshPool, type ChangeRecord } from '../lib/reconcile.ts';
+import { Table, type PoolId } from '../lib/table.ts';
+
+const logger = new Logger({ serviceName: 'allot' });
+
+function changeOf(record: DynamoDBRecord): ChangeRecord {
+  const image = (value: unknown) =>
+    value ? unmarshall(value as Record<string, AttributeValue>) : undefined;
+  const keys = unmarshall(record.dynamodb!.Keys as Record<string, AttributeValue>);
+  return {
+    eventName: record.eventName!,
+    keys: { pk: keys.pk as string, sk: keys.sk as string },
+    oldImage: image(record.dynamodb?.OldImage),
+    newImage: image(record.dynamodb?.NewImage),
+  };
+}
+
+const poolKey = (pool: PoolId) => `${pool.namespace}\u0000${pool.kind}\u0000${pool.name}`;
+
+/** Builds the handler; tests and the local stream emulation pass their own table. */
+export function createStreamHandler(context?: Partial<ClaimContext>) {
+  let ctx: ClaimContext | undefined;
+  const contextOf = (): ClaimContext =>
+    (ctx ??= { table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }), ...context } as ClaimContext);
+
+  return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
+    const touched = new Map<string, { pool: PoolId; records: string[] }>();
+    const processor = new BatchProcessor(EventType.DynamoDBStreams);
+    const response = await processPartialResponse(
+      event,
+      async (record: DynamoDBRecord) => {
+        const pools = await reconcileRecord(contextOf(), changeOf(record));
+        for (const pool of pools) {
+          const entry = touched.get(poolKey(pool)) ?? { pool, records: [] };
+          entry.records.push(record.dynamodb!.SequenceNumber!);
+          touched.set(poolKey(pool), entry);
+        }
+      },
+      processor,
+      { processInParallel: false, throwOnFullBatchFailure: false },
+    );
+    const failures = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+    for (const { pool, records } of touched.values()) {
+      try {
+        await refreshPool(contextOf(), pool);
+      } catch (error) {
+        logger.error('pool refresh failed', { pool, error: error as Error });
+        for (const sequence of records) failures.add(sequence);
+      }
+    }
+    return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}
+
+export const handler = createStreamHandler();

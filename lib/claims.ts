@@ -1,0 +1,333 @@
+/**
+ * How a claim gets its value, for the claim handler and the stream function alike: bind an offered
+ * allocation object, or put the requested value, or put the next free candidate; then settle the claim's
+ * status. Every step is conditional, so two actors working on one claim (a handler and the stream
+ * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
+ */
+import { randomUUID } from 'node:crypto';
+import { allocateNext } from './allocate.ts';
+import { ordinalOf, type Segment } from './candidates.ts';
+import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from './kinds.ts';
+import { allocationRefOf, condition, spaceOf } from './objects.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
+import { valueKind } from './spaces.ts';
+import {
+  ConditionFailedError,
+  allocationKey,
+  objectKey,
+  type PoolId,
+  type Stored,
+  type Table,
+} from './table.ts';
+import type { ParsedValue, PoolSpace } from './values.ts';
+
+export interface ClaimContext {
+  table: Table;
+  now?: () => string;
+  random?: () => number;
+}
+
+export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
+  /** An allocation object this attempt created or bound, to undo if the settle loses. */
+  took?: { key: ItemKey; created: boolean; previousUid: string };
+};
+
+export type WaitingReason = 'PoolNotFound' | 'PoolExhausted' | 'ValueTaken';
+
+const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export function poolIdOf(claim: ClaimRecord): PoolId {
+  return { namespace: claim.metadata.namespace, kind: claim.spec.poolRef.kind as PoolKind, name: claim.spec.poolRef.name };
+}
+
+export function poolKeyOf(pool: PoolId): ItemKey {
+  return objectKey(pool.namespace, poolKindInfo(pool.kind)!.resource, pool.name);
+}
+
+/** Whether the claim's poolRef names a kind and apiVersion Allot serves. */
+export function poolRefValid(claim: Pick<ClaimRecord, 'spec'>): boolean {
+  const ref = claim.spec.poolRef;
+  return poolKindInfo(ref.kind) !== undefined && (ref.apiVersion === undefined || ref.apiVersion === API_VERSION);
+}
+
+export function waitingOutcome(reason: WaitingReason, message: string, since: string): Outcome {
+  return {
+    phase: 'Waiting',
+    status: { conditions: [condition('Allocated', 'False', reason, message, since)] },
+  };
+}
+
+function allocatedOutcome(claim: ClaimRecord, allocation: AllocationRecord, key: ItemKey, since: string): Outcome {
+  return {
+    phase: 'Allocated',
+    bound: key,
+    status: {
+      value: allocation.value,
+      allocationRef: allocationRefOf(allocation.kind, allocation.metadata.name),
+      conditions: [
+        condition(
+          'Allocated',
+          'True',
+          'Allocated',
+          `holds ${allocation.value} of ${claim.spec.poolRef.kind} ${claim.spec.poolRef.name}`,
+          since,
+        ),
+      ],
+    },
+  };
+}
+
+/**
+ * Whether an allocation object may be bound to this claim (api.md, "Claim"): it names the claim, is in
+ * the claim's pool, and its uid is the claim's, or is empty or stale with the allow-binding annotation.
+ */
+export function bindable(allocation: AllocationRecord, claim: ClaimRecord): boolean {
+  const ref = allocation.spec.claimRef;
+  if (!ref || ref.name !== claim.metadata.name) return false;
+  const pool = allocation.spec.poolRef;
+  if (pool.kind !== claim.spec.poolRef.kind || pool.name !== claim.spec.poolRef.name) return false;
+  if (allocation.metadata.namespace !== claim.metadata.namespace) return false;
+  if (ref.uid === claim.metadata.uid) return true;
+  return allocation.metadata.annotations?.[ALLOW_BINDING_ANNOTATION] !== undefined &&
+    allocation.metadata.annotations[ALLOW_BINDING_ANNOTATION] !== 'false';
+}
+
+/** Binds an existing allocation object to the claim (writes the claim's uid into its claimRef). */
+async function bind(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  key: ItemKey,
+  allocation: AllocationRecord,
+): Promise<Outcome | undefined> {
+  const previousUid = allocation.spec.claimRef?.uid ?? '';
+  if (previousUid !== claim.metadata.uid) {
+    const moved = await ctx.table.setAllocationUid(key, claim.metadata.name, previousUid, claim.metadata.uid);
+    if (!moved) return undefined;
+  }
+  const bound = { ...allocation, spec: { ...allocation.spec, claimRef: { name: claim.metadata.name, uid: claim.metadata.uid } } };
+  return { ...allocatedOutcome(claim, bound, key, (ctx.now ?? timestamp)()), took: { key, created: false, previousUid } };
+}
+
+function newAllocation(claim: ClaimRecord, pool: PoolRecord, value: ParsedValue, now: string): AllocationRecord {
+  const info = poolKindInfo(pool.kind)!;
+  const record: AllocationRecord = {
+    t: 'alloc',
+    kind: info.allocationKind,
+    metadata: {
+      name: valueKind(info.allocationKind).allocationName(pool.metadata.name, value),
+      namespace: claim.metadata.namespace,
+      uid: randomUUID(),
+      generation: 1,
+      creationTimestamp: now,
+      labels: {},
+      annotations: {},
+    },
+    spec: {
+      poolRef: { apiVersion: API_VERSION, kind: pool.kind, name: pool.metadata.name },
+      claimRef: { name: claim.metadata.name, uid: claim.metadata.uid },
+    },
+    value: value.value,
+    origin: 'claim',
+    rv: 1,
+  };
+  if (claim.spec.owner) record.spec.owner = claim.spec.owner;
+  return record;
+}
+
+export interface Decision {
+  outcome: Outcome;
+  /** Requests made to find it, for the benchmark and logs. */
+  collisions: number;
+}
+
+/**
+ * Decides a claim's outcome against its pool, creating or binding an allocation object when one is to
+ * be had. `offers` are allocation objects offered to the claim name (from its stub).
+ */
+export async function decide(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  pool: PoolRecord | undefined,
+  offers: readonly ItemKey[] = [],
+): Promise<Decision> {
+  const now = (ctx.now ?? timestamp)();
+  const ref = claim.spec.poolRef;
+  if (!pool) {
+    return { outcome: waitingOutcome('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now), collisions: 0 };
+  }
+  const info = poolKindInfo(pool.kind)!;
+  const poolId = poolIdOf(claim);
+
+  for (const offer of offers) {
+    const offered = await ctx.table.get<AllocationRecord>(offer);
+    if (offered?.t === 'alloc' && bindable(offered, claim)) {
+      const outcome = await bind(ctx, claim, offer, offered);
+      if (outcome) return { outcome, collisions: 0 };
+    }
+  }
+
+  const space = spaceOf(pool);
+  const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
+  if ('causes' in restricted) {
+    const message = restricted.causes.map((cause) => `${cause.field}: ${cause.message}`).join('; ');
+    return { outcome: waitingOutcome('PoolExhausted', `cannot be met: ${message}`, now), collisions: 0 };
+  }
+  const tryCreate = (value: ParsedValue) => {
+    const key = allocationKey(poolId, info.allocationKind, value);
+    return ctx.table.putAllocation(key, newAllocation(claim, pool, value, now), value.slot, info.allocationResource);
+  };
+
+  if (claim.spec.value !== undefined) {
+    const value = valueKind(info.allocationKind).parse(claim.spec.value);
+    if (!value.ok || !space.fits(value.value) || ordinalOf(restricted.segments, value.value.slot) === undefined) {
+      const shown = value.ok ? value.value.value : String(claim.spec.value);
+      return {
+        outcome: waitingOutcome('PoolExhausted', `${shown} is not a candidate of ${ref.name} for this claim`, now),
+        collisions: 0,
+      };
+    }
+    const key = allocationKey(poolId, info.allocationKind, value.value);
+    if (await tryCreate(value.value)) {
+      const created = newAllocation(claim, pool, value.value, now);
+      return { outcome: { ...allocatedOutcome(claim, created, key, now), took: { key, created: true, previousUid: '' } }, collisions: 0 };
+    }
+    const holder = await ctx.table.get<AllocationRecord>(key);
+    if (holder && bindable(holder, claim)) {
+      const outcome = await bind(ctx, claim, key, holder);
+      if (outcome) return { outcome, collisions: 0 };
+    }
+    const by = holder?.spec.claimRef?.name ? ` (claim ${holder.spec.claimRef.name})` : '';
+    return {
+      outcome: waitingOutcome('ValueTaken', `${value.value.value} is held by ${holder?.metadata.name ?? 'another allocation object'}${by}`, now),
+      collisions: 1,
+    };
+  }
+
+  const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
+  const from = unrestricted ? searchStart(pool, space) : 0n;
+  if (from >= space.total && unrestricted) {
+    return { outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now), collisions: 0 };
+  }
+  const next = await allocateNext(
+    restricted.segments,
+    (slot) => space.valueAt(slot),
+    {
+      heldSlots: (first, last) => ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last),
+      tryCreate,
+    },
+    { from, random: ctx.random },
+  );
+  if (next.kind === 'exhausted') {
+    const what = unrestricted ? `no candidate of ${ref.name} is free` : `no candidate of ${ref.name} within this claim's limits is free`;
+    return { outcome: waitingOutcome('PoolExhausted', what, now), collisions: next.collisions };
+  }
+  if (unrestricted) rememberFrontier(pool, from, ordinalOf(restricted.segments, next.value.slot)! + 1n);
+  const key = allocationKey(poolId, info.allocationKind, next.value);
+  const created = newAllocation(claim, pool, next.value, now);
+  return {
+    outcome: { ...allocatedOutcome(claim, created, key, now), took: { key, created: true, previousUid: '' } },
+    collisions: next.collisions,
+  };
+}
+
+function familyOf(space: PoolSpace): 4 | 6 | undefined {
+  return space.kind === 'IndexPool' ? undefined : space.valueAt(space.segments[0]?.first ?? 0n).family;
+}
+
+/**
+ * Where this instance starts looking: the pool's hint (the stream function's lowest maybe-free position),
+ * or past what this instance itself allocated since that hint was written. A release moves the hint
+ * back, which drops the memory, so a lone caller still gets the lowest free candidate.
+ */
+const frontiers = new Map<string, { hint: bigint; frontier: bigint }>();
+
+function hintOf(pool: PoolRecord): bigint {
+  const counts = pool.counts;
+  return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
+}
+
+function searchStart(pool: PoolRecord, _space: PoolSpace): bigint {
+  const hint = hintOf(pool);
+  const memory = frontiers.get(`${pool.metadata.uid}/${pool.metadata.generation}`);
+  return memory && memory.hint === hint && memory.frontier > hint ? memory.frontier : hint;
+}
+
+function rememberFrontier(pool: PoolRecord, from: bigint, after: bigint): void {
+  const hint = hintOf(pool);
+  if (from !== hint && from !== searchStart(pool, spaceOf(pool))) return;
+  if (frontiers.size > 10_000) frontiers.clear();
+  frontiers.set(`${pool.metadata.uid}/${pool.metadata.generation}`, { hint, frontier: after });
+}
+
+/**
+ * Settles a claim with a decision. When the settle loses (the claim went, was recreated, or another actor
+ * bound it first), the allocation this attempt took is given back, and the claim as it now stands is
+ * returned.
+ */
+export async function settle(
+  ctx: ClaimContext,
+  key: ItemKey,
+  claim: ClaimRecord,
+  outcome: Outcome,
+): Promise<ClaimRecord | undefined> {
+  const { took, ...state } = outcome;
+  if (!took && sameState(claim, state)) return claim;
+  try {
+    await ctx.table.settleClaim(key, claim.metadata.uid, state, claim);
+    return { ...claim, ...state, rv: claim.rv + 1 };
+  } catch (error) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+    const current = await ctx.table.get<ClaimRecord>(key);
+    const ours =
+      current?.t === 'claim' &&
+      current.metadata.uid === claim.metadata.uid &&
+      took !== undefined &&
+      current.bound?.pk === took.key.pk &&
+      current.bound.sk === took.key.sk;
+    if (took && !ours) await giveBack(ctx, claim, took);
+    return current?.t === 'claim' ? current : undefined;
+  }
+}
+
+async function giveBack(ctx: ClaimContext, claim: ClaimRecord, took: NonNullable<Outcome['took']>) {
+  if (took.created) await ctx.table.deleteBoundAllocation(took.key, claim.metadata.name, claim.metadata.uid);
+  else await ctx.table.setAllocationUid(took.key, claim.metadata.name, claim.metadata.uid, took.previousUid);
+}
+
+/** Whether settling would change nothing (so the stream does not rewrite, and retrigger, a waiting claim). */
+function sameState(claim: ClaimRecord, state: Omit<Outcome, 'took'>): boolean {
+  const a = claim.status.conditions[0];
+  const b = state.status.conditions[0];
+  return (
+    claim.phase === state.phase &&
+    claim.status.value === state.status.value &&
+    a?.status === b?.status &&
+    a?.reason === b?.reason &&
+    a?.message === b?.message &&
+    claim.bound?.pk === state.bound?.pk &&
+    claim.bound?.sk === state.bound?.sk
+  );
+}
+
+/** Reads a claim's pool; a miss on the fast read is confirmed by a consistent one. */
+export async function readPool(ctx: ClaimContext, pool: PoolId): Promise<Stored<PoolRecord> | undefined> {
+  const key = poolKeyOf(pool);
+  const fast = await ctx.table.get<PoolRecord>(key, false);
+  if (fast?.t === 'pool') return fast;
+  const sure = await ctx.table.get<PoolRecord>(key, true);
+  return sure?.t === 'pool' ? sure : undefined;
+}
+
+/**
+ * Allocates a claim that waits (or whose handler died while allocating), from the stream function or a
+ * retry. Reads the claim and its pool itself; safe to run twice.
+ */
+export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<ClaimRecord | undefined> {
+  const claim = await ctx.table.get<ClaimRecord>(key);
+  if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating')) return claim?.t === 'claim' ? claim : undefined;
+  const pool = await readPool(ctx, poolIdOf(claim));
+  const { outcome } = await decide(ctx, claim, pool);
+  return settle(ctx, key, claim, outcome);
+}
+
+export type { Segment };

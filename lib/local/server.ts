@@ -1,0 +1,143 @@
+/**
+ * The local Allot: dynalite in-process, the stream emulation feeding the real stream handler, and a
+ * node:http server that turns requests into API Gateway (HTTP API, payload 2.0) events for the real HTTP
+ * handler, which dispatches from the same route table as the deployed API.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
+import { createStreamHandler } from '../../functions/stream.ts';
+import { Table } from '../table.ts';
+import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
+import { LocalStream } from './stream.ts';
+
+export interface LocalAllotOptions {
+  /** A folder for the data, or `:memory:`. */
+  dataDir: string;
+  /** The HTTP port; 0 picks a free one. */
+  port: number;
+  tableName?: string;
+  /** Set false to run without the stream emulation (tests that feed the stream function by hand). */
+  stream?: boolean;
+}
+
+export interface LocalAllot {
+  url: string;
+  table: Table;
+  store: LocalStore;
+  stream?: LocalStream;
+  close(): Promise<void>;
+}
+
+export function fakeContext(functionName: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: crypto.randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 10_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Reads a body, keeping at most one byte past the limit (enough for the handler to answer 413). */
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    const buffer = chunk as Buffer;
+    if (size <= MAX_BODY_BYTES) chunks.push(buffer);
+    size += buffer.length;
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES + 1).toString('utf8');
+}
+
+export function toEvent(request: IncomingMessage, body: string): APIGatewayProxyEventV2 {
+  const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const method = request.method ?? 'GET';
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: '127.0.0.1',
+      domainPrefix: 'local',
+      http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      requestId: crypto.randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toISOString(),
+      timeEpoch: Date.now(),
+    },
+    body: body.length > 0 ? body : undefined,
+    isBase64Encoded: false,
+  };
+}
+
+export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
+  const store = await startLocalStore({ dataDir: options.dataDir });
+  const client = localClient(store.endpoint);
+  const tableName = options.tableName ?? 'allot';
+  await ensureTable(client, tableName);
+  const table = new Table({ tableName, client });
+  let stream: LocalStream | undefined;
+  if (options.stream !== false) {
+    const streamHandler = createStreamHandler({ table });
+    const localStream = new LocalStream({
+      handler: (event) => streamHandler(event, fakeContext('allot-stream')),
+      onFailure: (record, error) =>
+        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
+    });
+    store.onChange((change) => {
+      if (change.tableName === tableName) localStream.push(change);
+    });
+    stream = localStream;
+  }
+  const httpHandler = createHttpHandler({ table });
+  const server: Server = createServer((request, response) => {
+    void (async () => {
+      let result: APIGatewayProxyStructuredResultV2;
+      try {
+        const event = toEvent(request, await readBody(request));
+        result = (await httpHandler(event, fakeContext('allot-api'))) as APIGatewayProxyStructuredResultV2;
+      } catch {
+        result = { statusCode: 500, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'internal error' }) };
+      }
+      response.writeHead(result.statusCode ?? 200, { 'content-type': 'application/json', ...(result.headers as Record<string, string>) });
+      response.end(result.body ?? '');
+    })();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    table,
+    store,
+    stream,
+    async close() {
+      stream?.stop();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      client.destroy();
+      await store.close();
+    },
+  };
+}

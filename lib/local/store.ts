@@ -1,0 +1,184 @@
+/**
+ * The embedded DynamoDB for `npm start` and the tests: dynalite in this process, on 127.0.0.1, with every
+ * committed item change captured for the stream emulation (dynalite has no Streams).
+ *
+ * The capture wraps dynalite's item store: its put and delete run under dynalite's per-key lock, so the
+ * old image read just before a write and the new image written are exactly what DynamoDB Streams would
+ * report, in commit order per key.
+ */
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../table-schema.ts';
+
+const require = createRequire(import.meta.url);
+
+export type Image = Record<string, AttributeValue>;
+
+/** One committed change to one item. */
+export interface ItemChange {
+  tableName: string;
+  oldImage?: Image;
+  newImage?: Image;
+}
+
+export type ChangeListener = (change: ItemChange) => void;
+
+interface LevelLike {
+  get(key: string, callback: (error: Error | null | undefined, value?: Image) => void): void;
+  put(key: string, value: Image, callback: (error?: Error | null) => void): void;
+  del(key: string, callback: (error?: Error | null) => void): void;
+  allotHooked?: boolean;
+}
+
+interface DynaliteStore {
+  getItemDb(name: string): LevelLike;
+}
+
+type DynaliteOptions = Record<string, unknown> & { allotListeners?: Set<ChangeListener> };
+
+let patched = false;
+
+/** Wraps dynalite's store factory once, so each store reports its item changes to its own listeners. */
+function patchDynalite(): void {
+  if (patched) return;
+  patched = true;
+  const db = require('dynalite/db') as { create: (options: DynaliteOptions) => DynaliteStore };
+  const create = db.create;
+  db.create = (options: DynaliteOptions) => {
+    const store = create(options);
+    const listeners = options.allotListeners;
+    if (!listeners) return store;
+    const getItemDb = store.getItemDb;
+    store.getItemDb = (name: string) => {
+      const itemDb = getItemDb(name);
+      if (!itemDb.allotHooked) hookItemDb(itemDb, name, listeners);
+      return itemDb;
+    };
+    return store;
+  };
+}
+
+function hookItemDb(itemDb: LevelLike, tableName: string, listeners: Set<ChangeListener>): void {
+  itemDb.allotHooked = true;
+  const put = itemDb.put.bind(itemDb);
+  const del = itemDb.del.bind(itemDb);
+  const readOld = (key: string, then: (old: Image | undefined) => void) =>
+    itemDb.get(key, (error, value) => then(error ? undefined : (value ?? undefined)));
+  const emit = (change: ItemChange) => {
+    // DynamoDB writes no stream record for a write that changes nothing.
+    if (JSON.stringify(change.oldImage) === JSON.stringify(change.newImage)) return;
+    for (const listener of listeners) listener(change);
+  };
+  itemDb.put = (key, value, callback) =>
+    readOld(key, (oldImage) =>
+      put(key, value, (error) => {
+        if (!error) emit({ tableName, oldImage, newImage: value });
+        callback(error);
+      }),
+    );
+  itemDb.del = (key, callback) =>
+    readOld(key, (oldImage) =>
+      del(key, (error) => {
+        if (!error && oldImage) emit({ tableName, oldImage });
+        callback(error);
+      }),
+    );
+}
+
+export interface LocalStore {
+  endpoint: string;
+  /** Subscribes to committed item changes; returns the unsubscribe function. */
+  onChange(listener: ChangeListener): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts dynalite on 127.0.0.1 (a free port unless `port` is given). `dataDir` keeps the data on disk;
+ * `':memory:'` keeps none.
+ */
+export async function startLocalStore(options: { dataDir: string; port?: number }): Promise<LocalStore> {
+  patchDynalite();
+  const dynalite = require('dynalite') as (options: DynaliteOptions) => Server;
+  const listeners = new Set<ChangeListener>();
+  const dynaliteOptions: DynaliteOptions = {
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    allotListeners: listeners,
+  };
+  if (options.dataDir !== ':memory:') {
+    mkdirSync(options.dataDir, { recursive: true });
+    dynaliteOptions.path = options.dataDir;
+  }
+  const server = dynalite(dynaliteOptions);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An SDK client for the local store (dynalite checks no credentials, the SDK still wants some). */
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 3,
+  });
+}
+
+/** Creates the table with the schema the CDK construct deploys, unless it exists. */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  const attributes = new Set([TABLE_PARTITION_KEY, TABLE_SORT_KEY]);
+  for (const index of TABLE_INDEXES) {
+    attributes.add(index.partitionKey);
+    attributes.add(index.sortKey);
+  }
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+        KeySchema: [
+          { AttributeName: TABLE_PARTITION_KEY, KeyType: 'HASH' },
+          { AttributeName: TABLE_SORT_KEY, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: TABLE_INDEXES.map((index) => ({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: index.projection },
+        })),
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`table ${tableName} did not become active`);
+}

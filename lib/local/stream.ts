@@ -1,0 +1,160 @@
+/**
+ * A local emulation of DynamoDB Streams and Lambda's event source mapping, for `npm start` and the tests.
+ * It is an emulation, not the service: records live in memory only (a restart drops undelivered ones),
+ * and timing is compressed. What it keeps from the real thing:
+ * - records in commit order per item key, spread over shards by partition key;
+ * - the event filter patterns of the deployed mapping (lib/stream-filter.ts), applied before batching;
+ * - batches of up to 100 records per shard, one batch in flight per shard;
+ * - ReportBatchItemFailures: a batch that reports a failure is retried from the first failed record,
+ *   a bounded number of times, then that record goes to the on-failure list (the deployed DLQ).
+ */
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { ItemChange } from './store.ts';
+import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../stream-filter.ts';
+import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../table-schema.ts';
+import { shardOf } from '../table.ts';
+
+export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+
+export interface LocalStreamOptions {
+  handler: StreamHandler;
+  shards?: number;
+  batchSize?: number;
+  /** How long a shard waits for more records before it delivers a batch, in ms. */
+  batchWindowMs?: number;
+  maxRetries?: number;
+  filters?: readonly FilterPattern[];
+  onFailure?: (record: DynamoDBRecord, error?: unknown) => void;
+}
+
+interface Shard {
+  id: string;
+  pending: DynamoDBRecord[];
+  busy: boolean;
+  timer?: NodeJS.Timeout;
+  attempts: number;
+}
+
+export class LocalStream {
+  private readonly shards: Shard[];
+  private sequence = 0;
+  private readonly options: Required<Omit<LocalStreamOptions, 'onFailure'>> & Pick<LocalStreamOptions, 'onFailure'>;
+  private idleWaiters: (() => void)[] = [];
+  /** Records that exhausted their retries (the deployed stack sends them to an SQS queue). */
+  readonly failed: DynamoDBRecord[] = [];
+  /** Batches delivered, for tests and logs. */
+  delivered = 0;
+  private stopped = false;
+
+  constructor(options: LocalStreamOptions) {
+    this.options = {
+      shards: 4,
+      batchSize: 100,
+      batchWindowMs: 20,
+      maxRetries: 5,
+      filters: STREAM_FILTER_PATTERNS,
+      ...options,
+    };
+    this.shards = Array.from({ length: this.options.shards }, (_, i) => ({
+      id: `shardId-local-${i}`,
+      pending: [],
+      busy: false,
+      attempts: 0,
+    }));
+  }
+
+  /** Takes one committed change (from the local store) as a stream record. */
+  push(change: ItemChange): void {
+    if (this.stopped) return;
+    const image = change.newImage ?? change.oldImage!;
+    const keys = { [TABLE_PARTITION_KEY]: image[TABLE_PARTITION_KEY]!, [TABLE_SORT_KEY]: image[TABLE_SORT_KEY]! };
+    const sequence = String(++this.sequence).padStart(21, '0');
+    const record: DynamoDBRecord = {
+      eventID: `local-${sequence}`,
+      eventName: change.oldImage ? (change.newImage ? 'MODIFY' : 'REMOVE') : 'INSERT',
+      eventVersion: '1.1',
+      eventSource: 'aws:dynamodb',
+      awsRegion: 'local',
+      eventSourceARN: `arn:aws:dynamodb:local:000000000000:table/${change.tableName}/stream/local`,
+      dynamodb: {
+        ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+        Keys: keys as never,
+        ...(change.newImage ? { NewImage: change.newImage as never } : {}),
+        ...(change.oldImage ? { OldImage: change.oldImage as never } : {}),
+        SequenceNumber: sequence,
+        SizeBytes: JSON.stringify(image).length,
+        StreamViewType: 'NEW_AND_OLD_IMAGES',
+      },
+    };
+    if (!matchesFilter(record, this.options.filters)) return;
+    const shard = this.shards[shardOf(String(Object.values(keys[TABLE_PARTITION_KEY]!)[0]), this.shards.length)]!;
+    shard.pending.push(record);
+    this.schedule(shard);
+  }
+
+  private schedule(shard: Shard, delay = this.options.batchWindowMs): void {
+    if (shard.busy || shard.timer || shard.pending.length === 0 || this.stopped) return;
+    shard.timer = setTimeout(() => {
+      shard.timer = undefined;
+      void this.deliver(shard);
+    }, delay);
+  }
+
+  private async deliver(shard: Shard): Promise<void> {
+    shard.busy = true;
+    const batch = shard.pending.slice(0, this.options.batchSize);
+    let done = batch.length;
+    let error: unknown;
+    try {
+      const response = await this.options.handler({ Records: batch });
+      const failedIds = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+      const firstFailed = batch.findIndex((record) => failedIds.has(record.dynamodb!.SequenceNumber!));
+      if (firstFailed >= 0) done = firstFailed;
+    } catch (thrown) {
+      error = thrown;
+      done = 0;
+    }
+    this.delivered++;
+    if (done === batch.length) shard.attempts = 0;
+    else if (++shard.attempts > this.options.maxRetries) {
+      // Retries exhausted: the record goes to the on-failure list and the shard moves on.
+      const record = batch[done]!;
+      this.failed.push(record);
+      this.options.onFailure?.(record, error);
+      done++;
+      shard.attempts = 0;
+    }
+    shard.pending.splice(0, done);
+    shard.busy = false;
+    this.schedule(shard, shard.attempts > 0 ? 50 * shard.attempts : this.options.batchWindowMs);
+    this.notifyIdle();
+  }
+
+  private get idle(): boolean {
+    return this.shards.every((shard) => !shard.busy && shard.pending.length === 0);
+  }
+
+  private notifyIdle(): void {
+    if (!this.idle) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Resolves when every record so far (and every record their handling wrote) has been delivered. */
+  async drained(): Promise<void> {
+    for (;;) {
+      if (this.idle) {
+        // One more turn, so writes made by the last batch have been pushed.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (this.idle) return;
+      }
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const shard of this.shards) if (shard.timer) clearTimeout(shard.timer);
+  }
+}

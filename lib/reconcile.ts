@@ -1,0 +1,243 @@
+/**
+ * What the stream function repairs and keeps current (after Kubernetes' repairip.go). Every case reads the
+ * current state with consistent reads and writes conditionally, so it is safe to run twice, late, or out
+ * of order; the record's images only say where to look.
+ *
+ *   record                         what it means                         what is done
+ *   claim removed                  a release                             the reclaim policy, if the claim's
+ *                                                                        allocation still names its uid
+ *                                                                        (Recycle: delete; Retain: clear the
+ *                                                                        uid, keep the name, offer it back)
+ *   claim inserted/changed,        a handler died while allocating,      allocate it now
+ *     still Allocating/Waiting     or it waits
+ *   allocation inserted/changed,   a claim's put landed (maybe its       settle that claim with it
+ *     naming a live claim's uid    handler died before settling)
+ *                                  a duplicate from a lost race          give it back
+ *   allocation naming a gone       a claim released or recreated         the reclaim policy (server-made
+ *     claim's uid                  while its handler was at work         allocations only)
+ *   allocation naming a claim,     pre-provisioned or retained           bind it to that claim if it waits;
+ *     uid empty or stale           (allow-binding)                       offer it to the name otherwise
+ *   allocation removed             a value freed; a bound claim lost     the claim allocates again
+ *                                  its allocation object
+ *   pool inserted, spec changed    claims may fit now                    recount, wake waiting claims
+ *   any allocation change          counts and hint moved                 recount the pool, wake waiters
+ */
+import { ordinalOf, containsSlot } from './candidates.ts';
+import {
+  bindable,
+  poolKeyOf,
+  reconcileClaim,
+  settle,
+  type ClaimContext,
+  type Outcome,
+} from './claims.ts';
+import { allocationRefOf, condition, spaceOf } from './objects.ts';
+import { poolInfoByAllocationKind, poolKindInfo, type PoolKind } from './kinds.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolCounts, PoolRecord } from './records.ts';
+import { valueKind } from './spaces.ts';
+import { objectKey, type PoolId, type Stored } from './table.ts';
+
+export interface ChangeRecord {
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
+  keys: ItemKey;
+  oldImage?: Record<string, unknown>;
+  newImage?: Record<string, unknown>;
+}
+
+/** How many waiting claims one pool refresh tries at most; the allocations it makes trigger the next. */
+const WAKE_LIMIT = 100;
+
+const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** Handles one record; returns the pools whose counts and waiting claims must be refreshed. */
+export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): Promise<PoolId[]> {
+  const image = (record.newImage ?? record.oldImage) as { t?: string } | undefined;
+  switch (image?.t) {
+    case 'claim':
+      if (record.eventName === 'REMOVE') await claimRemoved(ctx, record.oldImage as unknown as ClaimRecord);
+      else await reconcileClaim(ctx, record.keys);
+      return [];
+    case 'alloc':
+      return allocationChanged(ctx, record);
+    case 'pool':
+      return poolChanged(record);
+    default:
+      return [];
+  }
+}
+
+function poolChanged(record: ChangeRecord): PoolId[] {
+  const pool = (record.newImage ?? record.oldImage) as unknown as PoolRecord;
+  const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
+  if (record.eventName === 'INSERT') return [id];
+  if (record.eventName === 'MODIFY') {
+    const before = record.oldImage as unknown as PoolRecord | undefined;
+    // A counts write by this function changes no generation: nothing to do, and no loop.
+    return before?.metadata.generation === pool.metadata.generation && before.metadata.uid === pool.metadata.uid
+      ? []
+      : [id];
+  }
+  return [];
+}
+
+function poolIdOfAllocation(allocation: AllocationRecord): PoolId {
+  return {
+    namespace: allocation.metadata.namespace,
+    kind: allocation.spec.poolRef.kind as PoolKind,
+    name: allocation.spec.poolRef.name,
+  };
+}
+
+function claimKey(namespace: string, name: string): ItemKey {
+  return objectKey(namespace, 'claims', name);
+}
+
+/** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */
+async function claimRemoved(ctx: ClaimContext, claim: ClaimRecord): Promise<void> {
+  if (!claim.bound) return; // it held nothing; an allocation put still in flight is caught on its insert
+  const allocation = await ctx.table.get<AllocationRecord>(claim.bound);
+  if (allocation?.t !== 'alloc' || allocation.spec.claimRef?.uid !== claim.metadata.uid) return;
+  await reclaim(ctx, claim.bound, allocation);
+}
+
+async function reclaim(ctx: ClaimContext, key: ItemKey, allocation: AllocationRecord): Promise<void> {
+  const ref = allocation.spec.claimRef!;
+  const pool = await ctx.table.get<PoolRecord>(poolKeyOf(poolIdOfAllocation(allocation)));
+  if (pool?.t === 'pool' && pool.spec.reclaimPolicy === 'Retain') {
+    // Retain keeps the value and the claim's name but clears the uid: a claim recreated under that name
+    // may rebind through allow-binding (the seed document's promise); nobody else can take the value.
+    if (await ctx.table.setAllocationUid(key, ref.name, ref.uid, '')) {
+      await ctx.table.offerToClaim(claimKey(allocation.metadata.namespace, ref.name), key);
+    }
+    return;
+  }
+  await ctx.table.deleteBoundAllocation(key, ref.name, ref.uid);
+}
+
+async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promise<PoolId[]> {
+  const before = record.oldImage as unknown as AllocationRecord | undefined;
+  const after = record.newImage as unknown as AllocationRecord | undefined;
+  const pools = [poolIdOfAllocation((after ?? before)!)];
+  if (record.eventName === 'REMOVE') {
+    await allocationRemoved(ctx, record.keys, before!);
+    return pools;
+  }
+  const allocation = await ctx.table.get<AllocationRecord>(record.keys);
+  if (allocation?.t !== 'alloc') return pools;
+  const ref = allocation.spec.claimRef;
+  if (!ref) return pools;
+  const key = claimKey(allocation.metadata.namespace, ref.name);
+  const claim = await ctx.table.get<ClaimRecord>(key);
+  const live = claim?.t === 'claim' ? claim : undefined;
+
+  if (ref.uid !== '' && live?.metadata.uid === ref.uid) {
+    if (live.bound?.pk === record.keys.pk && live.bound.sk === record.keys.sk) return pools;
+    if (live.bound) {
+      // A duplicate from a lost race for this claim: the claim holds another object.
+      if (allocation.origin === 'claim') await ctx.table.deleteBoundAllocation(record.keys, ref.name, ref.uid);
+      return pools;
+    }
+    await settle(ctx, key, live, heldOutcome(live, allocation, record.keys));
+    return pools;
+  }
+  if (ref.uid !== '' && allocation.origin === 'claim') {
+    // Its claim was released or recreated while the claim's handler was still at work.
+    await reclaim(ctx, record.keys, allocation);
+    return pools;
+  }
+  if (live && (live.phase === 'Waiting' || live.phase === 'Allocating') && bindable(allocation, live)) {
+    if (await ctx.table.setAllocationUid(record.keys, ref.name, ref.uid, live.metadata.uid)) {
+      const bound = { ...allocation, spec: { ...allocation.spec, claimRef: { name: ref.name, uid: live.metadata.uid } } };
+      await settle(ctx, key, live, {
+        ...heldOutcome(live, bound, record.keys),
+        took: { key: record.keys, created: false, previousUid: ref.uid },
+      });
+    }
+    return pools;
+  }
+  if (!live?.bound) await ctx.table.offerToClaim(key, record.keys);
+  return pools;
+}
+
+function heldOutcome(claim: ClaimRecord, allocation: AllocationRecord, key: ItemKey): Outcome {
+  return {
+    phase: 'Allocated',
+    bound: key,
+    status: {
+      value: allocation.value,
+      allocationRef: allocationRefOf(allocation.kind, allocation.metadata.name),
+      conditions: [
+        condition(
+          'Allocated',
+          'True',
+          'Allocated',
+          `holds ${allocation.value} of ${claim.spec.poolRef.kind} ${claim.spec.poolRef.name}`,
+          timestamp(),
+        ),
+      ],
+    },
+  };
+}
+
+/** An allocation object went: if a claim still held it (a user deleted it), that claim allocates again. */
+async function allocationRemoved(ctx: ClaimContext, key: ItemKey, allocation: AllocationRecord): Promise<void> {
+  const ref = allocation.spec.claimRef;
+  if (!ref?.uid) return;
+  const claimItemKey = claimKey(allocation.metadata.namespace, ref.name);
+  const claim = await ctx.table.get<ClaimRecord>(claimItemKey);
+  if (claim?.t !== 'claim' || claim.metadata.uid !== ref.uid) return;
+  if (claim.bound?.pk !== key.pk || claim.bound.sk !== key.sk) return;
+  if (await ctx.table.unbindClaim(claimItemKey, claim.metadata.uid, key)) await reconcileClaim(ctx, claimItemKey);
+}
+
+/**
+ * Recounts a pool from its allocation objects and wakes the claims that wait for it. The recount reads
+ * every allocation object of the pool: exact and idempotent under any delivery order.
+ */
+export async function refreshPool(ctx: ClaimContext, id: PoolId): Promise<void> {
+  const info = poolKindInfo(id.kind);
+  if (!info) return;
+  const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
+  if (pool?.t !== 'pool') return;
+  const space = spaceOf(pool);
+  const kind = valueKind(poolInfoByAllocationKind(info.allocationKind)!.allocationKind);
+  let allocated = 0;
+  const heldOrdinals: bigint[] = [];
+  for await (const allocation of ctx.table.poolAllocations(id.namespace, info.allocationResource, id.name)) {
+    allocated++;
+    const value = kind.parse(allocation.value);
+    if (!value.ok || !space.fits(value.value) || !containsSlot(space.segments, value.value.slot)) continue;
+    heldOrdinals.push(ordinalOf(space.segments, value.value.slot)!);
+  }
+  heldOrdinals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let searchFrom = 0n;
+  for (const ordinal of heldOrdinals) {
+    if (ordinal === searchFrom) searchFrom++;
+    else if (ordinal > searchFrom) break;
+  }
+  const held = BigInt(heldOrdinals.length);
+  const available = held < space.total;
+  const previous = pool.counts;
+  const counts: PoolCounts = {
+    allocated,
+    held: held.toString(),
+    searchFrom: searchFrom.toString(),
+    generation: pool.metadata.generation,
+    updatedAt: timestamp(),
+    available,
+    availableSince:
+      previous?.available === available && previous.availableSince ? previous.availableSince : timestamp(),
+  };
+  const changed =
+    !previous ||
+    previous.allocated !== counts.allocated ||
+    previous.held !== counts.held ||
+    previous.searchFrom !== counts.searchFrom ||
+    previous.generation !== counts.generation ||
+    previous.available !== counts.available;
+  if (changed) await ctx.table.setPoolCounts(poolKeyOf(id), pool.metadata.uid, counts);
+  if (!available) return;
+  for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
+}
+
+export type { Stored };

@@ -1,0 +1,96 @@
+/**
+ * What Allot stores: one record type per object kind, as table.ts writes it. Plain data, no AWS.
+ * The API shape (api.md) is made from these in objects.ts.
+ */
+import type { AllocationKind, PoolKind } from './kinds.ts';
+import type { Metadata, ObjectRef, OwnerRef } from './validation.ts';
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+export interface PoolCounts {
+  /** Allocation objects that reference the pool. */
+  allocated: number;
+  /** Those whose value is a candidate of the current spec, as a decimal string (free = total − held). */
+  held: string;
+  /** Lowest position in candidate order that may be free; where a claim starts looking. */
+  searchFrom: string;
+  /** The pool generation the counts were made for. */
+  generation: number;
+  updatedAt: string;
+  /** When the Available condition last changed. */
+  availableSince?: string;
+  available?: boolean;
+}
+
+export interface PoolRecord {
+  t: 'pool';
+  kind: PoolKind;
+  metadata: Metadata;
+  /** Canonical spec, `reclaimPolicy` included. */
+  spec: Record<string, unknown> & { reclaimPolicy: 'Recycle' | 'Retain' };
+  counts?: PoolCounts;
+  /** Bumped on every write by a handler: replace and delete are conditional on it. */
+  rv: number;
+}
+
+export type ClaimPhase = 'Allocating' | 'Waiting' | 'Allocated' | 'PoolRefInvalid';
+
+export interface ClaimSpec {
+  poolRef: ObjectRef;
+  value?: string;
+  within?: string;
+  reserved?: string[];
+  owner?: OwnerRef;
+}
+
+export interface ClaimStatus {
+  value?: string;
+  allocationRef?: { apiVersion: string; kind: AllocationKind; name: string };
+  conditions: Condition[];
+}
+
+export interface ClaimRecord {
+  t: 'claim';
+  metadata: Metadata;
+  spec: ClaimSpec;
+  status: ClaimStatus;
+  phase: ClaimPhase;
+  /** The key of the allocation object the claim holds, while it holds one. */
+  bound?: ItemKey;
+  rv: number;
+}
+
+export interface AllocationSpecRecord {
+  poolRef: ObjectRef;
+  claimRef?: { name: string; uid: string };
+  owner?: OwnerRef;
+}
+
+export interface AllocationRecord {
+  t: 'alloc';
+  kind: AllocationKind;
+  metadata: Metadata;
+  spec: AllocationSpecRecord;
+  /** Canonical value (the value field of the spec is made from it). */
+  value: string;
+  /** `claim` when a claim created it, `user` when it was pre-provisioned. */
+  origin: 'claim' | 'user';
+  rv: number;
+}
+
+/** Offers of allocation objects to a claim name, kept under the claim's key until that claim exists. */
+export interface ClaimStubRecord {
+  t: 'stub';
+  offers: Record<string, ItemKey>;
+}

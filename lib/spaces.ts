@@ -1,0 +1,31 @@
+/** Pool kind → how its spec is checked and how its values are read: the engine's one lookup. */
+import type { PoolKind, AllocationKind } from './kinds.ts';
+import { checkIndexPoolSpec, indexValues } from './ranges.ts';
+import { checkIPAddressPoolSpec, checkIPPrefixPoolSpec, ipAddressValues, ipPrefixValues } from './ip.ts';
+import type { PoolSpecChecker, ValueKind } from './values.ts';
+
+const CHECKERS: Record<PoolKind, PoolSpecChecker> = {
+  IndexPool: checkIndexPoolSpec,
+  IPAddressPool: checkIPAddressPoolSpec,
+  IPPrefixPool: checkIPPrefixPoolSpec,
+};
+
+const VALUE_KINDS: Record<AllocationKind, ValueKind> = {
+  Index: indexValues,
+  IPAddress: ipAddressValues,
+  IPPrefix: ipPrefixValues,
+};
+
+export function poolSpecChecker(kind: PoolKind): PoolSpecChecker {
+  return CHECKERS[kind];
+}
+
+export function valueKind(kind: AllocationKind): ValueKind {
+  return VALUE_KINDS[kind];
+}
+
+/** Hex digits of a slot in a sort key: every value of a pool has the same width, so text order is value order. */
+export function slotWidth(kind: AllocationKind, family: 4 | 6 | undefined): number {
+  if (kind === 'Index') return 16;
+  return family === 6 ? 32 : 8;
+}

@@ -1,0 +1,35 @@
+/**
+ * The records the stream function needs, as Lambda event-filter patterns. The CDK construct passes these
+ * to the event source mapping's FilterCriteria; the local stream emulation applies the same patterns with
+ * `matchesFilter`. Plain data.
+ *
+ * - pools and allocation objects: every insert and change (counts, hints, binding, waiting claims);
+ * - pools, allocation objects and claims: every removal (reclaim policy, counts, cascade);
+ * - claims that still need a value (a handler died while allocating, or the claim waits).
+ */
+export type FilterPattern = Record<string, unknown>;
+
+export const STREAM_FILTER_PATTERNS: readonly FilterPattern[] = [
+  { dynamodb: { NewImage: { t: { S: ['pool', 'alloc'] } } } },
+  { eventName: ['REMOVE'], dynamodb: { OldImage: { t: { S: ['pool', 'alloc', 'claim'] } } } },
+  { dynamodb: { NewImage: { t: { S: ['claim'] }, phase: { S: ['Allocating', 'Waiting'] } } } },
+];
+
+/**
+ * Whether a record matches a pattern, for the subset of Lambda's filter syntax used above: nested objects
+ * and arrays of allowed literal values.
+ */
+export function matchesPattern(record: unknown, pattern: FilterPattern): boolean {
+  return Object.entries(pattern).every(([field, expected]) => {
+    const actual = (record as Record<string, unknown> | undefined)?.[field];
+    if (Array.isArray(expected)) return expected.includes(actual);
+    if (typeof expected === 'object' && expected !== null) {
+      return matchesPattern(actual, expected as FilterPattern);
+    }
+    return false;
+  });
+}
+
+export function matchesFilter(record: unknown, patterns: readonly FilterPattern[] = STREAM_FILTER_PATTERNS) {
+  return patterns.some((pattern) => matchesPattern(record, pattern));
+}

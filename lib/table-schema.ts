@@ -1,0 +1,21 @@
+/**
+ * The table's key schema and indexes as plain data: the CDK construct and the local store create the
+ * table from this one definition, and lib/table.ts reads and writes by it.
+ */
+export interface IndexSchema {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+  readonly projection: 'ALL' | 'KEYS_ONLY';
+}
+
+export const TABLE_PARTITION_KEY = 'pk';
+export const TABLE_SORT_KEY = 'sk';
+
+export const ALLOCATIONS_INDEX = 'allocations';
+export const WAITING_INDEX = 'waiting';
+
+export const TABLE_INDEXES: readonly IndexSchema[] = [
+  { name: ALLOCATIONS_INDEX, partitionKey: 'gpk', sortKey: 'gsk', projection: 'ALL' },
+  { name: WAITING_INDEX, partitionKey: 'wpk', sortKey: 'wsk', projection: 'KEYS_ONLY' },
+];

@@ -1,0 +1,677 @@
+/**
+ * The table: key formats, item shapes and every DynamoDB call. Nothing else imports the AWS SDK.
+ *
+ * One table, keys `pk`/`sk`:
+ * - pools and claims: `O#<ns>#<resource>#<shard>` / `<name>`. The shard (a hash of the name, 0..7)
+ *   spreads one namespace's writes over eight partition keys; a list merges the eight.
+ * - allocation objects: `A#<ns>#<poolKind>#<pool>#<family><block>` / `<slot>`: the pool and the value
+ *   (in sortable hex) are the key, so `attribute_not_exists(pk)` on a put is the arbiter of every race.
+ *   A block holds 64 consecutive slots: a claim reads one block to find a free value, and concurrent
+ *   claims spread their writes over blocks.
+ * - names of pre-provisioned allocation objects that are not the deterministic one:
+ *   `N#<ns>#<resource>#<name>` / `N`, pointing at the allocation's key.
+ * Indexes:
+ * - `allocations` (gpk `<ns>#<resource>#<slot mod 8>`, gsk `<pool>#<slot>`, all attributes): lists,
+ *   `?pool=`, cascade and recounts, without a Scan; eight shards again so no key takes every write.
+ * - `waiting` (wpk `<ns>#<poolKind>#<pool>`, wsk `<created>#<name>`, keys only): claims that wait for a
+ *   pool, present only while they wait (a sparse index).
+ */
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  type DynamoDBClientConfig,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type NativeAttributeValue,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { AllocationKind, PoolKind, Resource } from './kinds.ts';
+import type {
+  AllocationRecord,
+  ClaimRecord,
+  ClaimStubRecord,
+  ItemKey,
+  PoolCounts,
+  PoolRecord,
+} from './records.ts';
+import { slotWidth } from './spaces.ts';
+import { ALLOCATIONS_INDEX, WAITING_INDEX } from './table-schema.ts';
+import type { ParsedValue } from './values.ts';
+
+export const LIST_SHARDS = 8;
+/** log2 of the slots in one block partition. */
+export const BLOCK_BITS = 6n;
+export { ALLOCATIONS_INDEX, WAITING_INDEX };
+
+type Item = Record<string, NativeAttributeValue>;
+export type Stored<T> = T & ItemKey;
+
+/** A conditional write lost: the item is not in the state the write expected. */
+export class ConditionFailedError extends Error {
+  override readonly name = 'ConditionFailedError';
+}
+
+// ---------------------------------------------------------------- keys
+
+/** FNV-1a, so a name's shard is the same in every process and language. */
+export function shardOf(text: string, shards = LIST_SHARDS): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+export function objectKey(namespace: string, resource: Resource, name: string): ItemKey {
+  return { pk: `O#${namespace}#${resource}#${shardOf(name)}`, sk: name };
+}
+
+export interface PoolId {
+  namespace: string;
+  kind: PoolKind;
+  name: string;
+}
+
+/** Where an allocation of `value` in a pool lives: its key, and its entry in the `allocations` index. */
+export function allocationKey(
+  pool: PoolId,
+  allocationKind: AllocationKind,
+  value: Pick<ParsedValue, 'slot' | 'family'>,
+): ItemKey {
+  return { pk: blockPk(pool, value.family, value.slot >> BLOCK_BITS), sk: slotKey(allocationKind, value) };
+}
+
+function blockPk(pool: PoolId, family: 4 | 6 | undefined, block: bigint): string {
+  const tag = family === undefined ? '' : `v${family}.`;
+  return `A#${pool.namespace}#${pool.kind}#${pool.name}#${tag}${block.toString(16)}`;
+}
+
+function slotKey(allocationKind: AllocationKind, value: Pick<ParsedValue, 'slot' | 'family'>): string {
+  return value.slot.toString(16).padStart(slotWidth(allocationKind, value.family), '0');
+}
+
+function allocationIndexKeys(
+  namespace: string,
+  resource: Resource,
+  pool: string,
+  slot: bigint,
+  sk: string,
+): { gpk: string; gsk: string } {
+  return { gpk: `${namespace}#${resource}#${Number(slot % BigInt(LIST_SHARDS))}`, gsk: `${pool}#${sk}` };
+}
+
+export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
+  return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
+}
+
+export function waitingKey(pool: PoolId): string {
+  return `${pool.namespace}#${pool.kind}#${pool.name}`;
+}
+
+/** The `continue` token of a list: the last sort key returned, opaque to clients. */
+export function encodeContinue(after: string): string {
+  return Buffer.from(JSON.stringify({ after }), 'utf8').toString('base64url');
+}
+
+export function decodeContinue(token: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { after?: unknown }).after === 'string') {
+      return (parsed as { after: string }).after;
+    }
+  } catch {
+    // falls through: a malformed token is the caller's 400
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------- the table
+
+export interface TableOptions {
+  tableName: string;
+  /** An SDK client to use (Powertools' `awsSdkV3Client` habit); a default one is built when absent. */
+  client?: DynamoDBClient;
+  clientConfig?: DynamoDBClientConfig;
+}
+
+export class Table {
+  readonly doc: DynamoDBDocumentClient;
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+
+  constructor(options: TableOptions) {
+    this.client = options.client ?? new DynamoDBClient(options.clientConfig ?? {});
+    this.doc = DynamoDBDocumentClient.from(this.client, {
+      marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+    });
+    this.tableName = options.tableName;
+  }
+
+  // ------------------------------------------------------------ generic reads
+
+  async get<T>(key: ItemKey, consistent = true): Promise<Stored<T> | undefined> {
+    const result = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }),
+    );
+    return result.Item as Stored<T> | undefined;
+  }
+
+  // ------------------------------------------------------------ pools and claims
+
+  /**
+   * Creates a pool or claim. The condition: no item under the key, or only a claim stub (offers waiting
+   * for this claim name). Returns the stub it replaced, if any; throws ConditionFailedError when an
+   * object exists.
+   */
+  async createObject(key: ItemKey, record: PoolRecord | ClaimRecord): Promise<ClaimStubRecord | undefined> {
+    try {
+      const result = await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...key, ...record, ...this.waitingAttributes(record) },
+          ConditionExpression: 'attribute_not_exists(pk) OR t = :stub',
+          ExpressionAttributeValues: { ':stub': 'stub' },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return result.Attributes as ClaimStubRecord | undefined;
+    } catch (error) {
+      throw conditionFailed(error);
+    }
+  }
+
+  /** Replaces a pool or claim that is still at revision `rv` (optimistic concurrency). */
+  async replaceObject(key: ItemKey, record: PoolRecord | ClaimRecord, rv: number): Promise<void> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...key, ...record, ...this.waitingAttributes(record) },
+          ConditionExpression: 'rv = :rv',
+          ExpressionAttributeValues: { ':rv': rv },
+        }),
+      );
+    } catch (error) {
+      throw conditionFailed(error);
+    }
+  }
+
+  /** Deletes an object at revision `rv` (any revision when absent); returns what was deleted. */
+  async deleteItem<T>(key: ItemKey, expect?: { rv?: number; uid?: string }): Promise<Stored<T> | undefined> {
+    const conditions: string[] = ['attribute_exists(pk)'];
+    const values: Item = {};
+    const names: Record<string, string> = {};
+    if (expect?.rv !== undefined) {
+      conditions.push('rv = :rv');
+      values[':rv'] = expect.rv;
+    }
+    if (expect?.uid !== undefined) {
+      conditions.push('#m.#uid = :uid');
+      names['#m'] = 'metadata';
+      names['#uid'] = 'uid';
+      values[':uid'] = expect.uid;
+    }
+    try {
+      const result = await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+          ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return result.Attributes as Stored<T> | undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  private waitingAttributes(record: PoolRecord | ClaimRecord): Item {
+    if (record.t !== 'claim' || record.phase !== 'Waiting') return {};
+    const ref = record.spec.poolRef;
+    return {
+      wpk: waitingKey({ namespace: record.metadata.namespace, kind: ref.kind as PoolKind, name: ref.name }),
+      wsk: `${record.metadata.creationTimestamp}#${record.metadata.name}`,
+    };
+  }
+
+  /**
+   * Writes a claim's allocation outcome (status, phase, the key it holds, its place in the waiting index),
+   * if the claim is still the one with `uid` and holds nothing else. Throws ConditionFailedError when the
+   * claim is gone, recreated, or already bound to another allocation object.
+   */
+  async settleClaim(key: ItemKey, uid: string, outcome: Pick<ClaimRecord, 'status' | 'phase' | 'bound'>, claim: ClaimRecord): Promise<void> {
+    const waiting = this.waitingAttributes({ ...claim, phase: outcome.phase });
+    const set = ['#st = :status', 'phase = :phase', 'rv = rv + :one'];
+    const remove: string[] = [];
+    const values: Item = {
+      ':status': outcome.status,
+      ':phase': outcome.phase,
+      ':one': 1,
+      ':uid': uid,
+      ':pk': outcome.bound?.pk ?? '-',
+      ':sk': outcome.bound?.sk ?? '-',
+    };
+    if (outcome.bound) {
+      set.push('bound = :bound');
+      values[':bound'] = outcome.bound;
+    } else remove.push('bound');
+    if (waiting.wpk !== undefined) {
+      set.push('wpk = :wpk', 'wsk = :wsk');
+      values[':wpk'] = waiting.wpk;
+      values[':wsk'] = waiting.wsk;
+    } else remove.push('wpk', 'wsk');
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+          ConditionExpression:
+            '#m.#uid = :uid AND (attribute_not_exists(bound) OR (bound.pk = :pk AND bound.sk = :sk))',
+          ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#st': 'status' },
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (error) {
+      throw conditionFailed(error);
+    }
+  }
+
+  /**
+   * Makes a claim that held `from` hold nothing (its allocation object was deleted), so it allocates again.
+   * False when the claim changed meanwhile.
+   */
+  async unbindClaim(key: ItemKey, uid: string, from: ItemKey): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET phase = :allocating, #st = :status, rv = rv + :one REMOVE bound',
+          ConditionExpression: '#m.#uid = :uid AND bound.pk = :pk AND bound.sk = :sk',
+          ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#st': 'status' },
+          ExpressionAttributeValues: {
+            ':allocating': 'Allocating',
+            ':status': {
+              conditions: [
+                {
+                  type: 'Allocated',
+                  status: 'Unknown',
+                  reason: 'Allocating',
+                  message: 'its allocation object was deleted; a value is being allocated',
+                  lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+                },
+              ],
+            },
+            ':one': 1,
+            ':uid': uid,
+            ':pk': from.pk,
+            ':sk': from.sk,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Offers an allocation object to a claim name: adds it to the claim's stub, or to the claim itself. */
+  async offerToClaim(claimKey: ItemKey, allocation: ItemKey): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: claimKey,
+        UpdateExpression: 'SET t = if_not_exists(t, :stub), offers = if_not_exists(offers, :empty)',
+        ExpressionAttributeValues: { ':stub': 'stub', ':empty': {} },
+      }),
+    );
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: claimKey,
+        UpdateExpression: 'SET offers.#k = :allocation',
+        ExpressionAttributeNames: { '#k': `${allocation.pk}|${allocation.sk}` },
+        ExpressionAttributeValues: { ':allocation': allocation },
+      }),
+    );
+  }
+
+  /** Writes a pool's counts (from the stream function), if the pool is still the one with `uid`. */
+  async setPoolCounts(key: ItemKey, uid: string, counts: PoolCounts): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET #c = :counts',
+          ConditionExpression: '#m.#uid = :uid',
+          ExpressionAttributeNames: { '#c': 'counts', '#m': 'metadata', '#uid': 'uid' },
+          ExpressionAttributeValues: { ':counts': counts, ':uid': uid },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return; // the pool went: nothing to count
+      throw error;
+    }
+  }
+
+  /**
+   * One page of pools or claims in a namespace, in name order, merged from the shards. Stubs are skipped.
+   */
+  async listObjects<T>(
+    namespace: string,
+    resource: Resource,
+    limit: number,
+    after: string | undefined,
+  ): Promise<{ items: Stored<T>[]; last?: string }> {
+    const type = resource === 'claims' ? 'claim' : 'pool';
+    const pages = await Promise.all(
+      Array.from({ length: LIST_SHARDS }, (_, shard) =>
+        this.queryPage<T>(
+          {
+            TableName: this.tableName,
+            KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+            FilterExpression: 't = :t',
+            ExpressionAttributeValues: {
+              ':pk': `O#${namespace}#${resource}#${shard}`,
+              ':t': type,
+              ...(after === undefined ? {} : { ':after': after }),
+            },
+          },
+          limit,
+        ),
+      ),
+    );
+    return mergePages(pages, limit, (item) => item.sk);
+  }
+
+  // ------------------------------------------------------------ allocation objects
+
+  /**
+   * The slots held in a pool between `first` and `last`, which lie in one block: a single Query.
+   * Eventually consistent on purpose: it is a hint, and the conditional put decides.
+   */
+  async heldSlots(
+    pool: PoolId,
+    allocationKind: AllocationKind,
+    family: 4 | 6 | undefined,
+    first: bigint,
+    last: bigint,
+  ): Promise<bigint[]> {
+    const from = allocationKey(pool, allocationKind, { slot: first, family });
+    const to = allocationKey(pool, allocationKind, { slot: last, family });
+    const slots: bigint[] = [];
+    let start: Item | undefined;
+    do {
+      const result = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': from.pk, ':from': from.sk, ':to': to.sk },
+          ProjectionExpression: 'sk',
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of result.Items ?? []) slots.push(BigInt(`0x${item.sk as string}`));
+      start = result.LastEvaluatedKey;
+    } while (start);
+    return slots;
+  }
+
+  /**
+   * Puts a new allocation object. `attribute_not_exists(pk)` makes the store's unique key the only
+   * arbiter: of two claims racing for a value, exactly one put succeeds. Returns false when the value is
+   * held.
+   */
+  async putAllocation(key: ItemKey, record: AllocationRecord, slot: bigint, resource: Resource): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...key,
+            ...record,
+            ...allocationIndexKeys(record.metadata.namespace, resource, record.spec.poolRef.name, slot, key.sk),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Replaces an allocation object at revision `rv`. */
+  async replaceAllocation(key: ItemKey, record: AllocationRecord, slot: bigint, resource: Resource, rv: number) {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...key,
+            ...record,
+            ...allocationIndexKeys(record.metadata.namespace, resource, record.spec.poolRef.name, slot, key.sk),
+          },
+          ConditionExpression: 'rv = :rv',
+          ExpressionAttributeValues: { ':rv': rv },
+        }),
+      );
+    } catch (error) {
+      throw conditionFailed(error);
+    }
+  }
+
+  /**
+   * Moves an allocation object's claimRef from `fromUid` (the uid it names now, "" when cleared) to
+   * `toUid`, keeping the name: binds (a claim's uid), or releases under Retain ("").
+   */
+  async setAllocationUid(key: ItemKey, claimName: string, fromUid: string, toUid: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET #s.#c.#uid = :to, rv = rv + :one',
+          ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :from',
+          ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
+          ExpressionAttributeValues: { ':name': claimName, ':from': fromUid, ':to': toUid, ':one': 1 },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Deletes an allocation object if it is still bound to claim uid `uid`. */
+  async deleteBoundAllocation(key: ItemKey, claimName: string, uid: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :uid',
+          ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
+          ExpressionAttributeValues: { ':name': claimName, ':uid': uid },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Records a custom allocation name; false when the name is taken by another allocation. */
+  async putName(key: ItemKey, target: ItemKey): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...key, t: 'name', target },
+          ConditionExpression: 'attribute_not_exists(pk) OR (target.pk = :pk AND target.sk = :sk)',
+          ExpressionAttributeValues: { ':pk': target.pk, ':sk': target.sk },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async deleteName(key: ItemKey, target: ItemKey): Promise<void> {
+    try {
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: 'target.pk = :pk AND target.sk = :sk',
+          ExpressionAttributeValues: { ':pk': target.pk, ':sk': target.sk },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** One page of allocation objects of a namespace (optionally one pool), ordered by pool then value. */
+  async listAllocations(
+    namespace: string,
+    resource: Resource,
+    pool: string | undefined,
+    limit: number,
+    after: string | undefined,
+  ): Promise<{ items: Stored<AllocationRecord>[]; last?: string }> {
+    const low = maxString(after === undefined ? undefined : `${after} `, pool === undefined ? undefined : `${pool}#`);
+    const high = pool === undefined ? undefined : `${pool}#~`;
+    const pages = await Promise.all(
+      Array.from({ length: LIST_SHARDS }, (_, shard) => {
+        const values: Item = { ':gpk': `${namespace}#${resource}#${shard}` };
+        let condition = 'gpk = :gpk';
+        if (low !== undefined && high !== undefined) {
+          condition += ' AND gsk BETWEEN :low AND :high';
+          values[':low'] = low;
+          values[':high'] = high;
+        } else if (low !== undefined) {
+          condition += ' AND gsk >= :low';
+          values[':low'] = low;
+        }
+        return this.queryPage<AllocationRecord & { gsk: string }>(
+          {
+            TableName: this.tableName,
+            IndexName: ALLOCATIONS_INDEX,
+            KeyConditionExpression: condition,
+            ExpressionAttributeValues: values,
+          },
+          limit,
+        );
+      }),
+    );
+    return mergePages(pages, limit, (item) => item.gsk);
+  }
+
+  /** Every allocation object of one pool, page by page (the stream's recount and a cascade). */
+  async *poolAllocations(
+    namespace: string,
+    resource: Resource,
+    pool: string,
+  ): AsyncGenerator<Stored<AllocationRecord>> {
+    for (let shard = 0; shard < LIST_SHARDS; shard++) {
+      let start: Item | undefined;
+      do {
+        const result = await this.doc.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: ALLOCATIONS_INDEX,
+            KeyConditionExpression: 'gpk = :gpk AND begins_with(gsk, :pool)',
+            ExpressionAttributeValues: { ':gpk': `${namespace}#${resource}#${shard}`, ':pool': `${pool}#` },
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of result.Items ?? []) yield item as Stored<AllocationRecord>;
+        start = result.LastEvaluatedKey;
+      } while (start);
+    }
+  }
+
+  /** Whether any allocation object references the pool (one small Query per shard, stopping early). */
+  async poolHasAllocations(namespace: string, resource: Resource, pool: string): Promise<boolean> {
+    for await (const allocation of this.poolAllocations(namespace, resource, pool)) {
+      void allocation;
+      return true;
+    }
+    return false;
+  }
+
+  /** Claims waiting for a pool, oldest first. */
+  async waitingClaims(pool: PoolId, limit: number): Promise<ItemKey[]> {
+    const result = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: WAITING_INDEX,
+        KeyConditionExpression: 'wpk = :wpk',
+        ExpressionAttributeValues: { ':wpk': waitingKey(pool) },
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+  }
+
+  private async queryPage<T>(input: QueryCommandInput, limit: number): Promise<{ items: Stored<T>[]; more: boolean }> {
+    const items: Stored<T>[] = [];
+    let start: Item | undefined;
+    do {
+      const result = await this.doc.send(
+        new QueryCommand({ ...input, Limit: limit + 1 - items.length, ExclusiveStartKey: start }),
+      );
+      items.push(...((result.Items ?? []) as Stored<T>[]));
+      start = result.LastEvaluatedKey;
+    } while (start && items.length <= limit);
+    return { items, more: items.length > limit || start !== undefined };
+  }
+}
+
+function maxString(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a > b ? a : b;
+}
+
+/** Merges sorted shard pages into one page of `limit`; `last` is set when more items follow. */
+function mergePages<T>(
+  pages: { items: T[]; more: boolean }[],
+  limit: number,
+  sortKey: (item: T) => string,
+): { items: T[]; last?: string } {
+  const all = pages.flatMap((page) => page.items).sort((a, b) => compareText(sortKey(a), sortKey(b)));
+  const items = all.slice(0, limit);
+  const more = all.length > limit || pages.some((page) => page.more);
+  const lastItem = items[items.length - 1];
+  return more && lastItem !== undefined ? { items, last: sortKey(lastItem) } : { items };
+}
+
+/** DynamoDB orders string keys by UTF-8 bytes; for our ASCII keys that is code-unit order. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function conditionFailed(error: unknown): unknown {
+  return error instanceof ConditionalCheckFailedException ? new ConditionFailedError(error.message) : error;
+}

@@ -1,0 +1,186 @@
+/**
+ * Checks request bodies against the contract (api.md, "Objects") and returns them in canonical form.
+ * Every failing field becomes one cause; the caller answers 422 Invalid with all of them.
+ */
+import { InvalidError, type Cause } from './errors.ts';
+import { API_VERSION, type ObjectKind } from './kinds.ts';
+import { nameProblem } from './names.ts';
+
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Collects causes; `fail()` throws them all as one 422. */
+export class Causes {
+  readonly list: Cause[] = [];
+  add(field: string, message: string): void {
+    this.list.push({ field, message });
+  }
+  addAll(causes: readonly Cause[]): void {
+    this.list.push(...causes);
+  }
+  get empty(): boolean {
+    return this.list.length === 0;
+  }
+  throwIfAny(kind: string, name: string | undefined): void {
+    if (this.empty) return;
+    const first = this.list[0]!;
+    const more = this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : '';
+    throw new InvalidError(`${first.field}: ${first.message}${more}`, this.list).about(kind, name);
+  }
+}
+
+export interface Metadata {
+  name: string;
+  namespace: string;
+  uid: string;
+  generation: number;
+  creationTimestamp: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** What a body says about the object, before the server adds uid, generation and timestamps. */
+export interface BodyMetadata {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+const MAX_MAP_ENTRIES = 256;
+
+function stringMap(value: unknown, field: string, causes: Causes): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value)) {
+    causes.add(field, 'must be a map of strings to strings');
+    return {};
+  }
+  const entries = Object.entries(value);
+  if (entries.length > MAX_MAP_ENTRIES) {
+    causes.add(field, `must hold at most ${MAX_MAP_ENTRIES} entries`);
+    return {};
+  }
+  const result: Record<string, string> = {};
+  for (const [key, entry] of entries) {
+    if (key.length === 0 || key.length > 253) causes.add(`${field}[${clip(key)}]`, 'keys are 1 to 253 characters');
+    else if (typeof entry !== 'string') causes.add(`${field}[${key}]`, 'must be a string');
+    else if (entry.length > 1024) causes.add(`${field}[${key}]`, 'must be at most 1024 characters');
+    else result[key] = entry;
+  }
+  return result;
+}
+
+export function clip(text: string, max = 40): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/**
+ * Checks the envelope every object shares: apiVersion, kind, metadata. `pathName` is the name in the URL
+ * (PUT), which the body's name must match when it has one.
+ */
+export function checkEnvelope(
+  body: JsonObject,
+  expected: { kind: ObjectKind; namespace: string; pathName?: string; nameMax?: 63 | 253 },
+  causes: Causes,
+): BodyMetadata {
+  if (body.apiVersion !== undefined && body.apiVersion !== API_VERSION) {
+    causes.add('apiVersion', `must be ${API_VERSION}`);
+  }
+  if (body.kind !== undefined && body.kind !== expected.kind) {
+    causes.add('kind', `must be ${expected.kind} on this path`);
+  }
+  const metadata = body.metadata === undefined ? {} : body.metadata;
+  if (!isObject(metadata)) {
+    causes.add('metadata', 'must be an object');
+    return { name: expected.pathName ?? '', labels: {}, annotations: {} };
+  }
+  let name = expected.pathName ?? '';
+  if (metadata.name === undefined) {
+    if (expected.pathName === undefined) causes.add('metadata.name', 'is required');
+  } else {
+    const problem = nameProblem(metadata.name, expected.nameMax ?? 63);
+    if (problem) causes.add('metadata.name', problem);
+    else if (expected.pathName !== undefined && metadata.name !== expected.pathName) {
+      causes.add('metadata.name', `must match the name in the path (${expected.pathName})`);
+    } else name = metadata.name as string;
+  }
+  if (metadata.namespace !== undefined && metadata.namespace !== expected.namespace) {
+    causes.add('metadata.namespace', `must match the namespace in the path (${expected.namespace})`);
+  }
+  return {
+    name,
+    labels: stringMap(metadata.labels, 'metadata.labels', causes),
+    annotations: stringMap(metadata.annotations, 'metadata.annotations', causes),
+  };
+}
+
+/** Rejects spec fields the contract does not define, so a typo does not pass silently. */
+export function rejectUnknownFields(
+  spec: JsonObject,
+  known: readonly string[],
+  causes: Causes,
+  prefix = 'spec',
+): void {
+  for (const key of Object.keys(spec)) {
+    if (!known.includes(key)) causes.add(`${prefix}.${clip(key)}`, 'is not a field of this kind');
+  }
+}
+
+export interface ObjectRef {
+  kind: string;
+  name: string;
+  apiVersion?: string;
+}
+
+/** Reads a `{ kind, name, apiVersion? }` reference; the kind is checked by the caller. */
+export function objectRef(value: unknown, field: string, causes: Causes): ObjectRef | undefined {
+  if (!isObject(value)) {
+    causes.add(field, 'is required: { kind, name }');
+    return undefined;
+  }
+  rejectUnknownFields(value, ['kind', 'name', 'apiVersion'], causes, field);
+  const ref: ObjectRef = { kind: '', name: '' };
+  if (typeof value.kind !== 'string') causes.add(`${field}.kind`, 'must be a string');
+  else ref.kind = value.kind;
+  const problem = nameProblem(value.name);
+  if (problem) causes.add(`${field}.name`, problem);
+  else ref.name = value.name as string;
+  if (value.apiVersion !== undefined) {
+    if (typeof value.apiVersion !== 'string') causes.add(`${field}.apiVersion`, 'must be a string');
+    else ref.apiVersion = value.apiVersion;
+  }
+  return ref;
+}
+
+export interface OwnerRef {
+  kind: string;
+  name: string;
+  uid?: string;
+}
+
+export function ownerRef(value: unknown, field: string, causes: Causes): OwnerRef | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isObject(value)) {
+    causes.add(field, 'must be an object { kind, name, uid }');
+    return undefined;
+  }
+  rejectUnknownFields(value, ['kind', 'name', 'uid', 'apiVersion'], causes, field);
+  const owner: OwnerRef = { kind: '', name: '' };
+  for (const key of ['kind', 'name', 'uid'] as const) {
+    const entry = value[key];
+    if (entry === undefined && key === 'uid') continue;
+    if (typeof entry !== 'string' || entry.length === 0 || entry.length > 253) {
+      causes.add(`${field}.${key}`, 'must be a string of 1 to 253 characters');
+    } else owner[key] = entry;
+  }
+  return owner;
+}
+
+export function reclaimPolicy(value: unknown, causes: Causes): 'Recycle' | 'Retain' {
+  if (value === undefined) return 'Recycle';
+  if (value === 'Recycle' || value === 'Retain') return value;
+  causes.add('spec.reclaimPolicy', 'must be Recycle or Retain');
+  return 'Recycle';
+}
