@@ -204,7 +204,7 @@ export async function decide(
   }
 
   const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
-  const from = unrestricted ? searchStart(pool, space) : 0n;
+  const from = unrestricted ? searchStart(pool) : 0n;
   if (from >= space.total && unrestricted) {
     return { outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now), collisions: 0 };
   }
@@ -221,7 +221,7 @@ export async function decide(
     const what = unrestricted ? `no candidate of ${ref.name} is free` : `no candidate of ${ref.name} within this claim's limits is free`;
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions: next.collisions };
   }
-  if (unrestricted) rememberFrontier(pool, from, ordinalOf(restricted.segments, next.value.slot)! + 1n);
+  if (unrestricted) rememberFrontier(pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
   const key = allocationKey(poolId, info.allocationKind, next.value);
   const created = newAllocation(claim, pool, next.value, now);
   return {
@@ -246,17 +246,20 @@ function hintOf(pool: PoolRecord): bigint {
   return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
 }
 
-function searchStart(pool: PoolRecord, _space: PoolSpace): bigint {
+function searchStart(pool: PoolRecord): bigint {
   const hint = hintOf(pool);
   const memory = frontiers.get(`${pool.metadata.uid}/${pool.metadata.generation}`);
   return memory && memory.hint === hint && memory.frontier > hint ? memory.frontier : hint;
 }
 
-function rememberFrontier(pool: PoolRecord, from: bigint, after: bigint): void {
+/** Everything from the hint up to `after` was held when this instance looked: start past it next time. */
+function rememberFrontier(pool: PoolRecord, after: bigint): void {
+  const key = `${pool.metadata.uid}/${pool.metadata.generation}`;
   const hint = hintOf(pool);
-  if (from !== hint && from !== searchStart(pool, spaceOf(pool))) return;
+  const memory = frontiers.get(key);
+  if (memory && memory.hint === hint && memory.frontier >= after) return;
   if (frontiers.size > 10_000) frontiers.clear();
-  frontiers.set(`${pool.metadata.uid}/${pool.metadata.generation}`, { hint, frontier: after });
+  frontiers.set(key, { hint, frontier: after });
 }
 
 /**
@@ -323,11 +326,30 @@ export async function readPool(ctx: ClaimContext, pool: PoolId): Promise<Stored<
  * retry. Reads the claim and its pool itself; safe to run twice.
  */
 export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<ClaimRecord | undefined> {
-  const claim = await ctx.table.get<ClaimRecord>(key);
+  const claim = await waitForHandler(ctx, key);
   if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating')) return claim?.t === 'claim' ? claim : undefined;
   const pool = await readPool(ctx, poolIdOf(claim));
   const { outcome } = await decide(ctx, claim, pool);
   return settle(ctx, key, claim, outcome);
 }
+
+/**
+ * A claim in `Allocating` may still have its handler at work (the stream often sees the claim's insert
+ * before the handler settles it). Racing that handler would be safe but wasteful, and would hand the
+ * handler's next candidate to nobody for a moment; so wait until the handler's deadline, then take over.
+ */
+async function waitForHandler(ctx: ClaimContext, key: ItemKey): Promise<ClaimRecord | undefined> {
+  let delay = 10;
+  for (;;) {
+    const claim = await ctx.table.get<ClaimRecord>(key);
+    if (claim?.t !== 'claim' || claim.phase !== 'Allocating' || !claim.allocatingUntil) return claim;
+    if (Date.now() >= Date.parse(claim.allocatingUntil)) return claim;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 250);
+  }
+}
+
+/** How long a claim handler may take (its Lambda timeout, with margin). */
+export const HANDLER_DEADLINE_MS = 15_000;
 
 export type { Segment };

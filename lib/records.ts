@@ -66,6 +66,8 @@ export interface ClaimRecord {
   spec: ClaimSpec;
   status: ClaimStatus;
   phase: ClaimPhase;
+  /** While `Allocating`: when its handler's time is up and the stream function may take over. */
+  allocatingUntil?: string;
   /** The key of the allocation object the claim holds, while it holds one. */
   bound?: ItemKey;
   rv: number;

@@ -253,7 +253,7 @@ export class Table {
   async settleClaim(key: ItemKey, uid: string, outcome: Pick<ClaimRecord, 'status' | 'phase' | 'bound'>, claim: ClaimRecord): Promise<void> {
     const waiting = this.waitingAttributes({ ...claim, phase: outcome.phase });
     const set = ['#st = :status', 'phase = :phase', 'rv = rv + :one'];
-    const remove: string[] = [];
+    const remove: string[] = ['allocatingUntil'];
     const values: Item = {
       ':status': outcome.status,
       ':phase': outcome.phase,
@@ -298,11 +298,11 @@ export class Table {
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          UpdateExpression: 'SET phase = :allocating, #st = :status, rv = rv + :one REMOVE bound',
+          UpdateExpression: 'SET phase = :waiting, #st = :status, rv = rv + :one REMOVE bound, allocatingUntil',
           ConditionExpression: '#m.#uid = :uid AND bound.pk = :pk AND bound.sk = :sk',
           ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#st': 'status' },
           ExpressionAttributeValues: {
-            ':allocating': 'Allocating',
+            ':waiting': 'Waiting',
             ':status': {
               conditions: [
                 {

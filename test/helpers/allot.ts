@@ -1,0 +1,72 @@
+/**
+ * Test helpers: an Allot on in-memory dynalite (each test file its own store and table), and a small
+ * HTTP client for the contract.
+ */
+import { startLocalAllot, type LocalAllot } from '../../lib/local/server.ts';
+
+let tables = 0;
+
+/** Starts Allot on a free port with an in-memory store; `stream: false` leaves the stream to the test. */
+export async function startTestAllot(options: { stream?: boolean } = {}): Promise<LocalAllot> {
+  return startLocalAllot({
+    dataDir: ':memory:',
+    port: 0,
+    tableName: `allot-test-${process.pid}-${++tables}`,
+    stream: options.stream,
+  });
+}
+
+export interface Answer<T = Record<string, any>> {
+  status: number;
+  body: T;
+}
+
+/** Calls the API; `body` objects are sent as JSON. */
+export function client(baseUrl: string, namespace = 'default') {
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const url = path.startsWith('/v1/') ? `${baseUrl}${path}` : `${baseUrl}/v1/namespaces/${namespace}/${path}`;
+    const response = await fetch(url, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: any = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // keeps the text: a test that expects JSON fails on it
+    }
+    return { status: response.status, body: parsed } as Answer;
+  };
+  return {
+    get: (path: string) => call('GET', path),
+    post: (path: string, body: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
+    put: (path: string, body: unknown, headers?: Record<string, string>) => call('PUT', path, body, headers),
+    delete: (path: string) => call('DELETE', path),
+    call,
+  };
+}
+
+/** Polls until `check` passes or `ms` elapse (stream effects are asynchronous by design). */
+export async function eventually<T>(check: () => Promise<T>, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
+
+export const API_VERSION = 'pool.networking.metal.ironcore.dev/v1alpha1';
+
+export function indexPool(name: string, ranges: unknown[], extra: Record<string, unknown> = {}) {
+  return { apiVersion: API_VERSION, kind: 'IndexPool', metadata: { name }, spec: { ranges, ...extra } };
+}
+
+export function claim(name: string, poolRef: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return { apiVersion: API_VERSION, kind: 'Claim', metadata: { name }, spec: { poolRef, ...extra } };
+}

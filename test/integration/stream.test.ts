@@ -1,0 +1,187 @@
+/**
+ * The stream function fed hand-built records (no stream emulation running): duplicates, replays, a
+ * partial failure, and a stale REMOVE of a claim that was deleted and recreated under the same name.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createStreamHandler } from '../../functions/stream.ts';
+import { objectKey, Table } from '../../lib/table.ts';
+import type { LocalAllot } from '../../lib/local/server.ts';
+import { claim, client, indexPool, startTestAllot, API_VERSION } from '../helpers/allot.ts';
+import { insertRecord, modifyRecord, removeRecord, streamEvent } from '../builders/stream.ts';
+
+let allot: LocalAllot;
+let api: ReturnType<typeof client>;
+let stream: ReturnType<typeof createStreamHandler>;
+
+beforeAll(async () => {
+  allot = await startTestAllot({ stream: false });
+  api = client(allot.url);
+  stream = createStreamHandler({ table: allot.table });
+});
+afterAll(() => allot.close());
+
+type Item = Record<string, unknown> & { pk: string; sk: string };
+
+const claimItem = async (name: string) => (await allot.table.get<Item>(objectKey('default', 'claims', name)))!;
+const poolItem = async (resource: 'indexpools', name: string) => (await allot.table.get<Item>(objectKey('default', resource, name)))!;
+
+async function allocationItem(claimName: string): Promise<Item> {
+  const claimed = await claimItem(claimName);
+  return (await allot.table.get<Item>(claimed.bound as { pk: string; sk: string }))!;
+}
+
+async function release(name: string): Promise<Item> {
+  const old = await claimItem(name);
+  expect((await api.delete(`claims/${name}`)).status).toBe(200);
+  return old;
+}
+
+describe('stream function', () => {
+  it('applies Recycle once when the same REMOVE arrives twice, and counts exactly', async () => {
+    await api.post('indexpools', indexPool('dup', ['1..10']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'dup'))));
+    await api.post('claims', claim('dup-a', { kind: 'IndexPool', name: 'dup' }));
+    await api.post('claims', claim('dup-b', { kind: 'IndexPool', name: 'dup' }));
+    const allocation = await allocationItem('dup-a');
+    const old = await release('dup-a');
+
+    const gone = removeRecord(old);
+    const result = await stream(streamEvent(gone, gone));
+    expect(result.batchItemFailures).toEqual([]);
+    expect((await api.get('indices/dup-1')).status).toBe(404);
+    await stream(streamEvent(removeRecord(allocation), removeRecord(allocation)));
+    const pool = await api.get('indexpools/dup');
+    expect(pool.body.status).toMatchObject({ allocated: 1, total: '10', free: '9' });
+  });
+
+  it('gives the same result when a whole batch is replayed', async () => {
+    await api.post('indexpools', indexPool('replay', ['1..5']));
+    await api.post('claims', claim('replay-a', { kind: 'IndexPool', name: 'replay' }));
+    const allocation = await allocationItem('replay-a');
+    const old = await release('replay-a');
+    const batch = streamEvent(insertRecord(allocation), removeRecord(old), removeRecord(allocation));
+    await stream(batch);
+    const first = await api.get('indexpools/replay');
+    await stream(batch);
+    await stream(batch);
+    const again = await api.get('indexpools/replay');
+    expect(again.body.status).toEqual(first.body.status);
+    expect(again.body.status).toMatchObject({ allocated: 0, free: '5' });
+    expect((await api.get('indices?pool=replay')).body.items).toEqual([]);
+  });
+
+  it('reports only the failing record, and the retry completes it', async () => {
+    await api.post('indexpools', indexPool('partial', ['1..5']));
+    await api.post('claims', claim('partial-a', { kind: 'IndexPool', name: 'partial' }));
+    await api.post('claims', claim('partial-b', { kind: 'IndexPool', name: 'partial' }));
+    const oldA = await release('partial-a');
+    const oldB = await release('partial-b');
+
+    // A client whose GetItem of claim partial-b's allocation fails: a real SDK, with a fault injected.
+    const faulty = new DynamoDBClient({ endpoint: allot.store.endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+    const boundB = JSON.stringify(oldB.bound);
+    faulty.middlewareStack.add(
+      (next) => async (args) => {
+        // Before or after the document client's marshalling, the key is the same text.
+        const key = (args.input as { Key?: Record<string, unknown> }).Key;
+        const text = (value: unknown) => (typeof value === 'string' ? value : (value as { S?: string } | undefined)?.S);
+        if (key && JSON.stringify({ pk: text(key.pk), sk: text(key.sk) }) === boundB) {
+          throw Object.assign(new Error('injected fault'), { name: 'InternalServerError' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'injectFault' },
+    );
+    const faultyStream = createStreamHandler({ table: new Table({ tableName: allot.table.tableName, client: faulty }) });
+    const removeA = removeRecord(oldA);
+    const removeB = removeRecord(oldB);
+    const result = await faultyStream(streamEvent(removeA, removeB));
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: removeB.dynamodb!.SequenceNumber }]);
+    expect((await api.get('indices/partial-1')).status).toBe(404);
+    expect((await api.get('indices/partial-2')).status).toBe(200);
+
+    const retry = await stream(streamEvent(removeB));
+    expect(retry.batchItemFailures).toEqual([]);
+    expect((await api.get('indices/partial-2')).status).toBe(404);
+  });
+
+  it('never reclaims the allocation of a claim recreated under the same name (Recycle)', async () => {
+    await api.post('indexpools', indexPool('stale', ['1..5']));
+    await api.post('claims', claim('web', { kind: 'IndexPool', name: 'stale' }));
+    const old = await release('web');
+    const recreated = await api.post('claims', claim('web', { kind: 'IndexPool', name: 'stale' }));
+    expect(recreated.body.status.value).toBe('2');
+
+    await stream(streamEvent(removeRecord(old)));
+    await stream(streamEvent(removeRecord(old)));
+    expect((await api.get('indices/stale-1')).status).toBe(404);
+    const kept = await api.get('indices/stale-2');
+    expect(kept.body.spec.claimRef).toEqual({ name: 'web', uid: recreated.body.metadata.uid });
+    expect((await api.get('claims/web')).body.status.value).toBe('2');
+  });
+
+  it('never unbinds a Retain allocation that a recreated claim rebound, when the old REMOVE comes late', async () => {
+    await api.post('indexpools', indexPool('kept', ['1..5'], { reclaimPolicy: 'Retain' }));
+    await api.post('indices', {
+      apiVersion: API_VERSION,
+      kind: 'Index',
+      metadata: { name: 'kept-3', annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' } },
+      spec: { poolRef: { kind: 'IndexPool', name: 'kept' }, index: 3, claimRef: { name: 'db' } },
+    });
+    const first = await api.post('claims', claim('db', { kind: 'IndexPool', name: 'kept' }));
+    expect(first.body.status.value).toBe('3');
+    const old = await release('db');
+    await stream(streamEvent(removeRecord(old)));
+    const retained = await api.get('indices/kept-3');
+    expect(retained.body.spec.claimRef).toEqual({ name: 'db', uid: '' });
+
+    const again = await api.post('claims', claim('db', { kind: 'IndexPool', name: 'kept' }));
+    expect(again.body.status.value).toBe('3');
+    await stream(streamEvent(removeRecord(old), removeRecord(old)));
+    const rebound = await api.get('indices/kept-3');
+    expect(rebound.body.spec.claimRef).toEqual({ name: 'db', uid: again.body.metadata.uid });
+  });
+
+  it('binds a waiting claim when an allocation object naming it appears', async () => {
+    await api.post('indexpools', indexPool('offer', ['1..1']));
+    await api.post('claims', claim('holder', { kind: 'IndexPool', name: 'offer' }));
+    const waiting = await api.post('claims', claim('late', { kind: 'IndexPool', name: 'offer' }, { value: 7 }));
+    expect(waiting.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
+
+    await api.post('indices', {
+      metadata: { name: 'offer-7', annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' } },
+      spec: { poolRef: { kind: 'IndexPool', name: 'offer' }, index: 7, claimRef: { name: 'late' } },
+    });
+    const offered = (await allot.table.get<Item>((await allocationKeyOf('offer', 7n))))!;
+    await stream(streamEvent(insertRecord(offered)));
+    const late = await api.get('claims/late');
+    expect(late.body.status).toMatchObject({ value: '7', allocationRef: { name: 'offer-7' } });
+  });
+
+  it('finishes a claim whose handler died after writing the claim (Allocating)', async () => {
+    await api.post('indexpools', indexPool('crash', ['10..12']));
+    const key = objectKey('default', 'claims', 'orphan');
+    const now = new Date().toISOString();
+    const claimRecord = {
+      t: 'claim',
+      metadata: { name: 'orphan', namespace: 'default', uid: 'u-1', generation: 1, creationTimestamp: now, labels: {}, annotations: {} },
+      spec: { poolRef: { kind: 'IndexPool', name: 'crash' } },
+      status: { conditions: [] },
+      phase: 'Allocating',
+      rv: 1,
+    } as const;
+    await allot.table.createObject(key, claimRecord as never);
+    const item = await claimItem('orphan');
+    await stream(streamEvent(insertRecord(item)));
+    expect((await api.get('claims/orphan')).body.status.value).toBe('10');
+    // A duplicate delivery after the fact allocates nothing more.
+    await stream(streamEvent(insertRecord(item), modifyRecord(item, await claimItem('orphan'))));
+    expect((await api.get('indices?pool=crash')).body.items).toHaveLength(1);
+  });
+});
+
+async function allocationKeyOf(pool: string, index: bigint) {
+  const { allocationKey } = await import('../../lib/table.ts');
+  return allocationKey({ namespace: 'default', kind: 'IndexPool', name: pool }, 'Index', { slot: index });
+}
