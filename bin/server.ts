@@ -11,7 +11,9 @@ const port = Number(process.env.PORT ?? 8080);
 const dataDir = process.env.ALLOT_DATA_DIR ?? '.allot-data';
 
 const allot = await startLocalAllot({ dataDir, port });
-console.log(`Allot listening on ${allot.url} (data: ${dataDir === ':memory:' ? 'in memory' : dataDir}; stream: local emulation)`);
+console.log(
+  `Allot listening on ${allot.url} (data: ${dataDir === ':memory:' ? 'in memory' : dataDir}; stream: local emulation)`,
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

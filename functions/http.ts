@@ -30,20 +30,27 @@ const bodySizeLimitBefore = (request: middy.Request<Event>) => {
   const { body, isBase64Encoded } = request.event;
   if (!body) return;
   const bytes = isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body, 'utf8');
-  if (bytes > MAX_BODY_BYTES) throw new RequestEntityTooLargeError(`the body is over ${MAX_BODY_BYTES} bytes`);
+  if (bytes > MAX_BODY_BYTES)
+    throw new RequestEntityTooLargeError(`the body is over ${MAX_BODY_BYTES} bytes`);
 };
 
 /** JSON bodies only: another content type is 415, malformed JSON is 400 (middy's own parser says 415). */
 const jsonBodyBefore = (request: middy.Request<Event>) => {
   const { event } = request;
-  const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
+  const raw = event.body
+    ? event.isBase64Encoded
+      ? Buffer.from(event.body, 'base64').toString('utf8')
+      : event.body
+    : '';
   const query: Record<string, string | undefined> = {};
   for (const [key, value] of new URLSearchParams(event.rawQueryString ?? '')) query[key] = value;
   let body: unknown;
   if (raw.length > 0) {
     const type = (headerOf(event, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
-      throw new UnsupportedMediaTypeError(`content type ${clip(type)} is not supported; send application/json`);
+      throw new UnsupportedMediaTypeError(
+        `content type ${clip(type)} is not supported; send application/json`,
+      );
     }
     try {
       body = JSON.parse(raw);
@@ -55,7 +62,8 @@ const jsonBodyBefore = (request: middy.Request<Event>) => {
 };
 
 function headerOf(event: Event, name: string): string | undefined {
-  for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === name) return value;
+  for (const [key, value] of Object.entries(event.headers ?? {}))
+    if (key.toLowerCase() === name) return value;
   return undefined;
 }
 
@@ -82,7 +90,10 @@ const statusErrorsOnError = (request: middy.Request<Event, APIGatewayProxyStruct
 export function createHttpHandler(context?: Partial<ClaimContext>) {
   let ctx: ClaimContext | undefined;
   const contextOf = (): ClaimContext =>
-    (ctx ??= { table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }), ...context } as ClaimContext);
+    (ctx ??= {
+      table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }),
+      ...context,
+    } as ClaimContext);
 
   const route = async (event: Event): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
@@ -90,7 +101,9 @@ export function createHttpHandler(context?: Partial<ClaimContext>) {
     const { match, allowed } = matchRoute(method, path, ROUTES);
     if (!match) {
       if (allowed.length > 0) {
-        throw new MethodNotAllowedError(`${method} is not served on ${clip(path)}; use ${allowed.join(', ')}`);
+        throw new MethodNotAllowedError(
+          `${method} is not served on ${clip(path)}; use ${allowed.join(', ')}`,
+        );
       }
       throw new NotFoundError(`no route for ${clip(path)}`);
     }

@@ -15,8 +15,7 @@ import { Table, type PoolId } from '../lib/table.ts';
 const logger = new Logger({ serviceName: 'allot' });
 
 function changeOf(record: DynamoDBRecord): ChangeRecord {
-  const image = (value: unknown) =>
-    value ? unmarshall(value as Record<string, AttributeValue>) : undefined;
+  const image = (value: unknown) => (value ? unmarshall(value as Record<string, AttributeValue>) : undefined);
   const keys = unmarshall(record.dynamodb!.Keys as Record<string, AttributeValue>);
   return {
     eventName: record.eventName!,
@@ -32,7 +31,10 @@ const poolKey = (pool: PoolId) => `${pool.namespace}\u0000${pool.kind}\u0000${po
 export function createStreamHandler(context?: Partial<ClaimContext>) {
   let ctx: ClaimContext | undefined;
   const contextOf = (): ClaimContext =>
-    (ctx ??= { table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }), ...context } as ClaimContext);
+    (ctx ??= {
+      table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }),
+      ...context,
+    } as ClaimContext);
 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
     const touched = new Map<string, { pool: PoolId; records: string[] }>();

@@ -18,8 +18,7 @@ export interface AllocationPort {
 }
 
 export type NextOutcome =
-  | { kind: 'allocated'; value: ParsedValue; collisions: number }
-  | { kind: 'exhausted'; collisions: number };
+  { kind: 'allocated'; value: ParsedValue; collisions: number } | { kind: 'exhausted'; collisions: number };
 
 export interface AllocateNextOptions {
   /** Position in candidate order to start from (the pool's hint); 0 when unknown. */
@@ -52,7 +51,8 @@ export async function allocateNext(
       while (free.length > 0) {
         const pick = collisions === 0 ? 0 : Math.floor(random() * free.length);
         const [slot] = free.splice(pick, 1) as [bigint];
-        if (await port.tryCreate(valueAt(slot))) return { kind: 'allocated', value: valueAt(slot), collisions };
+        if (await port.tryCreate(valueAt(slot)))
+          return { kind: 'allocated', value: valueAt(slot), collisions };
         collisions++;
       }
       cursor = blockLast + 1n;

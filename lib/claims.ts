@@ -37,7 +37,11 @@ export type WaitingReason = 'PoolNotFound' | 'PoolExhausted' | 'ValueTaken';
 const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export function poolIdOf(claim: ClaimRecord): PoolId {
-  return { namespace: claim.metadata.namespace, kind: claim.spec.poolRef.kind as PoolKind, name: claim.spec.poolRef.name };
+  return {
+    namespace: claim.metadata.namespace,
+    kind: claim.spec.poolRef.kind as PoolKind,
+    name: claim.spec.poolRef.name,
+  };
 }
 
 export function poolKeyOf(pool: PoolId): ItemKey {
@@ -47,7 +51,9 @@ export function poolKeyOf(pool: PoolId): ItemKey {
 /** Whether the claim's poolRef names a kind and apiVersion Allot serves. */
 export function poolRefValid(claim: Pick<ClaimRecord, 'spec'>): boolean {
   const ref = claim.spec.poolRef;
-  return poolKindInfo(ref.kind) !== undefined && (ref.apiVersion === undefined || ref.apiVersion === API_VERSION);
+  return (
+    poolKindInfo(ref.kind) !== undefined && (ref.apiVersion === undefined || ref.apiVersion === API_VERSION)
+  );
 }
 
 export function waitingOutcome(reason: WaitingReason, message: string, since: string): Outcome {
@@ -57,7 +63,12 @@ export function waitingOutcome(reason: WaitingReason, message: string, since: st
   };
 }
 
-function allocatedOutcome(claim: ClaimRecord, allocation: AllocationRecord, key: ItemKey, since: string): Outcome {
+function allocatedOutcome(
+  claim: ClaimRecord,
+  allocation: AllocationRecord,
+  key: ItemKey,
+  since: string,
+): Outcome {
   return {
     phase: 'Allocated',
     bound: key,
@@ -88,8 +99,10 @@ export function bindable(allocation: AllocationRecord, claim: ClaimRecord): bool
   if (pool.kind !== claim.spec.poolRef.kind || pool.name !== claim.spec.poolRef.name) return false;
   if (allocation.metadata.namespace !== claim.metadata.namespace) return false;
   if (ref.uid === claim.metadata.uid) return true;
-  return allocation.metadata.annotations?.[ALLOW_BINDING_ANNOTATION] !== undefined &&
-    allocation.metadata.annotations[ALLOW_BINDING_ANNOTATION] !== 'false';
+  return (
+    allocation.metadata.annotations?.[ALLOW_BINDING_ANNOTATION] !== undefined &&
+    allocation.metadata.annotations[ALLOW_BINDING_ANNOTATION] !== 'false'
+  );
 }
 
 /** Binds an existing allocation object to the claim (writes the claim's uid into its claimRef). */
@@ -104,11 +117,22 @@ async function bind(
     const moved = await ctx.table.setAllocationUid(key, claim.metadata.name, previousUid, claim.metadata.uid);
     if (!moved) return undefined;
   }
-  const bound = { ...allocation, spec: { ...allocation.spec, claimRef: { name: claim.metadata.name, uid: claim.metadata.uid } } };
-  return { ...allocatedOutcome(claim, bound, key, (ctx.now ?? timestamp)()), took: { key, created: false, previousUid } };
+  const bound = {
+    ...allocation,
+    spec: { ...allocation.spec, claimRef: { name: claim.metadata.name, uid: claim.metadata.uid } },
+  };
+  return {
+    ...allocatedOutcome(claim, bound, key, (ctx.now ?? timestamp)()),
+    took: { key, created: false, previousUid },
+  };
 }
 
-function newAllocation(claim: ClaimRecord, pool: PoolRecord, value: ParsedValue, now: string): AllocationRecord {
+function newAllocation(
+  claim: ClaimRecord,
+  pool: PoolRecord,
+  value: ParsedValue,
+  now: string,
+): AllocationRecord {
   const info = poolKindInfo(pool.kind)!;
   const record: AllocationRecord = {
     t: 'alloc',
@@ -153,7 +177,10 @@ export async function decide(
   const now = (ctx.now ?? timestamp)();
   const ref = claim.spec.poolRef;
   if (!pool) {
-    return { outcome: waitingOutcome('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now), collisions: 0 };
+    return {
+      outcome: waitingOutcome('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now),
+      collisions: 0,
+    };
   }
   const info = poolKindInfo(pool.kind)!;
   const poolId = poolIdOf(claim);
@@ -174,22 +201,41 @@ export async function decide(
   }
   const tryCreate = (value: ParsedValue) => {
     const key = allocationKey(poolId, info.allocationKind, value);
-    return ctx.table.putAllocation(key, newAllocation(claim, pool, value, now), value.slot, info.allocationResource);
+    return ctx.table.putAllocation(
+      key,
+      newAllocation(claim, pool, value, now),
+      value.slot,
+      info.allocationResource,
+    );
   };
 
   if (claim.spec.value !== undefined) {
     const value = valueKind(info.allocationKind).parse(claim.spec.value);
-    if (!value.ok || !space.fits(value.value) || ordinalOf(restricted.segments, value.value.slot) === undefined) {
+    if (
+      !value.ok ||
+      !space.fits(value.value) ||
+      ordinalOf(restricted.segments, value.value.slot) === undefined
+    ) {
       const shown = value.ok ? value.value.value : String(claim.spec.value);
       return {
-        outcome: waitingOutcome('PoolExhausted', `${shown} is not a candidate of ${ref.name} for this claim`, now),
+        outcome: waitingOutcome(
+          'PoolExhausted',
+          `${shown} is not a candidate of ${ref.name} for this claim`,
+          now,
+        ),
         collisions: 0,
       };
     }
     const key = allocationKey(poolId, info.allocationKind, value.value);
     if (await tryCreate(value.value)) {
       const created = newAllocation(claim, pool, value.value, now);
-      return { outcome: { ...allocatedOutcome(claim, created, key, now), took: { key, created: true, previousUid: '' } }, collisions: 0 };
+      return {
+        outcome: {
+          ...allocatedOutcome(claim, created, key, now),
+          took: { key, created: true, previousUid: '' },
+        },
+        collisions: 0,
+      };
     }
     const holder = await ctx.table.get<AllocationRecord>(key);
     if (holder && bindable(holder, claim)) {
@@ -198,7 +244,11 @@ export async function decide(
     }
     const by = holder?.spec.claimRef?.name ? ` (claim ${holder.spec.claimRef.name})` : '';
     return {
-      outcome: waitingOutcome('ValueTaken', `${value.value.value} is held by ${holder?.metadata.name ?? 'another allocation object'}${by}`, now),
+      outcome: waitingOutcome(
+        'ValueTaken',
+        `${value.value.value} is held by ${holder?.metadata.name ?? 'another allocation object'}${by}`,
+        now,
+      ),
       collisions: 1,
     };
   }
@@ -206,19 +256,25 @@ export async function decide(
   const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
   const from = unrestricted ? searchStart(pool) : 0n;
   if (from >= space.total && unrestricted) {
-    return { outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now), collisions: 0 };
+    return {
+      outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now),
+      collisions: 0,
+    };
   }
   const next = await allocateNext(
     restricted.segments,
     (slot) => space.valueAt(slot),
     {
-      heldSlots: (first, last) => ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last),
+      heldSlots: (first, last) =>
+        ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last),
       tryCreate,
     },
     { from, random: ctx.random },
   );
   if (next.kind === 'exhausted') {
-    const what = unrestricted ? `no candidate of ${ref.name} is free` : `no candidate of ${ref.name} within this claim's limits is free`;
+    const what = unrestricted
+      ? `no candidate of ${ref.name} is free`
+      : `no candidate of ${ref.name} within this claim's limits is free`;
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions: next.collisions };
   }
   if (unrestricted) rememberFrontier(pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
@@ -327,7 +383,8 @@ export async function readPool(ctx: ClaimContext, pool: PoolId): Promise<Stored<
  */
 export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<ClaimRecord | undefined> {
   const claim = await waitForHandler(ctx, key);
-  if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating')) return claim?.t === 'claim' ? claim : undefined;
+  if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating'))
+    return claim?.t === 'claim' ? claim : undefined;
   const pool = await readPool(ctx, poolIdOf(claim));
   const { outcome } = await decide(ctx, claim, pool);
   return settle(ctx, key, claim, outcome);

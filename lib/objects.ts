@@ -22,7 +22,8 @@ function metadataOut(metadata: Metadata): Metadata {
 /** The pool's candidate space; its spec was checked when it was written, so this cannot fail. */
 export function spaceOf(pool: PoolRecord): PoolSpace {
   const checked = poolSpecChecker(pool.kind)(pool.spec);
-  if ('causes' in checked) throw new Error(`stored spec of ${pool.kind} ${pool.metadata.name} no longer checks`);
+  if ('causes' in checked)
+    throw new Error(`stored spec of ${pool.kind} ${pool.metadata.name} no longer checks`);
   return checked.space;
 }
 
@@ -95,14 +96,26 @@ export function allocationObject(allocation: AllocationRecord, pool: PoolRecord 
 export function validCondition(allocation: AllocationRecord, pool: PoolRecord | undefined): Condition {
   const since = allocation.metadata.creationTimestamp;
   if (!pool || pool.metadata.uid === undefined) {
-    return condition('Valid', 'False', 'PoolNotFound', `pool ${allocation.spec.poolRef.name} does not exist`, since);
+    return condition(
+      'Valid',
+      'False',
+      'PoolNotFound',
+      `pool ${allocation.spec.poolRef.name} does not exist`,
+      since,
+    );
   }
   const space = spaceOf(pool);
   const value = valueKind(allocation.kind).parse(allocation.value);
   const inRange = value.ok && space.fits(value.value) && containsValue(space, value.value.slot);
   const time = later(since, pool.metadata.creationTimestamp);
   return inRange
-    ? condition('Valid', 'True', 'ValueInRange', `${allocation.value} is a candidate of ${pool.metadata.name}`, time)
+    ? condition(
+        'Valid',
+        'True',
+        'ValueInRange',
+        `${allocation.value} is a candidate of ${pool.metadata.name}`,
+        time,
+      )
     : condition(
         'Valid',
         'False',

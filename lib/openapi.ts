@@ -88,19 +88,32 @@ function operation(route: Route) {
   const responses: Record<string, unknown> = {
     [success]: {
       description: kind ? `${kind} ${route.operation}` : route.operation,
-      content: { 'application/json': { schema: route.resource ? { $ref: '#/components/schemas/Object' } : {} } },
+      content: {
+        'application/json': { schema: route.resource ? { $ref: '#/components/schemas/Object' } : {} },
+      },
     },
-    default: { description: 'an error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Status' } } } },
+    default: {
+      description: 'an error',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Status' } } },
+    },
   };
   if (route.operation === 'replace' || route.operation === 'replaceClaim') {
-    responses['201'] = { description: 'created', content: { 'application/json': { schema: { $ref: '#/components/schemas/Object' } } } };
+    responses['201'] = {
+      description: 'created',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Object' } } },
+    };
   }
   return {
     operationId: `${route.operation}${kind ?? ''}`,
     summary: kind ? `${route.operation} ${kind}` : route.operation,
     parameters,
     ...(route.method === 'POST' || route.method === 'PUT'
-      ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Object' } } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Object' } } },
+          },
+        }
       : {}),
     responses,
   };

@@ -126,7 +126,8 @@ export function indexPoolSpace(segments: readonly Segment[]): PoolSpace {
       }
       let result = [...segments];
       if (within !== undefined) {
-        const range = typeof within === 'string' ? parseRange(within) : problem<Segment>('must be a range "a..b"');
+        const range =
+          typeof within === 'string' ? parseRange(within) : problem<Segment>('must be a range "a..b"');
         if (!range.ok) causes.push({ field: 'spec.within', message: range.problem });
         else result = intersectSegments(segments, range.value);
       }

@@ -23,14 +23,7 @@
  *   any allocation change          counts and hint moved                 recount the pool, wake waiters
  */
 import { ordinalOf, containsSlot } from './candidates.ts';
-import {
-  bindable,
-  poolKeyOf,
-  reconcileClaim,
-  settle,
-  type ClaimContext,
-  type Outcome,
-} from './claims.ts';
+import { bindable, poolKeyOf, reconcileClaim, settle, type ClaimContext, type Outcome } from './claims.ts';
 import { allocationRefOf, condition, spaceOf } from './objects.ts';
 import { poolInfoByAllocationKind, poolKindInfo, type PoolKind } from './kinds.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolCounts, PoolRecord } from './records.ts';
@@ -73,7 +66,8 @@ function poolChanged(record: ChangeRecord): PoolId[] {
   if (record.eventName === 'MODIFY') {
     const before = record.oldImage as unknown as PoolRecord | undefined;
     // A counts write by this function changes no generation: nothing to do, and no loop.
-    return before?.metadata.generation === pool.metadata.generation && before.metadata.uid === pool.metadata.uid
+    return before?.metadata.generation === pool.metadata.generation &&
+      before.metadata.uid === pool.metadata.uid
       ? []
       : [id];
   }
@@ -134,7 +128,8 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
     if (live.bound?.pk === record.keys.pk && live.bound.sk === record.keys.sk) return pools;
     if (live.bound) {
       // A duplicate from a lost race for this claim: the claim holds another object.
-      if (allocation.origin === 'claim') await ctx.table.deleteBoundAllocation(record.keys, ref.name, ref.uid);
+      if (allocation.origin === 'claim')
+        await ctx.table.deleteBoundAllocation(record.keys, ref.name, ref.uid);
       return pools;
     }
     await settle(ctx, key, live, heldOutcome(live, allocation, record.keys));
@@ -147,7 +142,10 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
   }
   if (live && (live.phase === 'Waiting' || live.phase === 'Allocating') && bindable(allocation, live)) {
     if (await ctx.table.setAllocationUid(record.keys, ref.name, ref.uid, live.metadata.uid)) {
-      const bound = { ...allocation, spec: { ...allocation.spec, claimRef: { name: ref.name, uid: live.metadata.uid } } };
+      const bound = {
+        ...allocation,
+        spec: { ...allocation.spec, claimRef: { name: ref.name, uid: live.metadata.uid } },
+      };
       await settle(ctx, key, live, {
         ...heldOutcome(live, bound, record.keys),
         took: { key: record.keys, created: false, previousUid: ref.uid },
@@ -180,14 +178,19 @@ function heldOutcome(claim: ClaimRecord, allocation: AllocationRecord, key: Item
 }
 
 /** An allocation object went: if a claim still held it (a user deleted it), that claim allocates again. */
-async function allocationRemoved(ctx: ClaimContext, key: ItemKey, allocation: AllocationRecord): Promise<void> {
+async function allocationRemoved(
+  ctx: ClaimContext,
+  key: ItemKey,
+  allocation: AllocationRecord,
+): Promise<void> {
   const ref = allocation.spec.claimRef;
   if (!ref?.uid) return;
   const claimItemKey = claimKey(allocation.metadata.namespace, ref.name);
   const claim = await ctx.table.get<ClaimRecord>(claimItemKey);
   if (claim?.t !== 'claim' || claim.metadata.uid !== ref.uid) return;
   if (claim.bound?.pk !== key.pk || claim.bound.sk !== key.sk) return;
-  if (await ctx.table.unbindClaim(claimItemKey, claim.metadata.uid, key)) await reconcileClaim(ctx, claimItemKey);
+  if (await ctx.table.unbindClaim(claimItemKey, claim.metadata.uid, key))
+    await reconcileClaim(ctx, claimItemKey);
 }
 
 /**

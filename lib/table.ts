@@ -47,7 +47,6 @@ import type { ParsedValue } from './values.ts';
 export const LIST_SHARDS = 8;
 /** log2 of the slots in one block partition. */
 export const BLOCK_BITS = 6n;
-export { ALLOCATIONS_INDEX, WAITING_INDEX };
 
 type Item = Record<string, NativeAttributeValue>;
 export type Stored<T> = T & ItemKey;
@@ -123,7 +122,11 @@ export function encodeContinue(after: string): string {
 export function decodeContinue(token: string): string | undefined {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { after?: unknown }).after === 'string') {
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      typeof (parsed as { after?: unknown }).after === 'string'
+    ) {
       return (parsed as { after: string }).after;
     }
   } catch {
@@ -250,7 +253,12 @@ export class Table {
    * if the claim is still the one with `uid` and holds nothing else. Throws ConditionFailedError when the
    * claim is gone, recreated, or already bound to another allocation object.
    */
-  async settleClaim(key: ItemKey, uid: string, outcome: Pick<ClaimRecord, 'status' | 'phase' | 'bound'>, claim: ClaimRecord): Promise<void> {
+  async settleClaim(
+    key: ItemKey,
+    uid: string,
+    outcome: Pick<ClaimRecord, 'status' | 'phase' | 'bound'>,
+    claim: ClaimRecord,
+  ): Promise<void> {
     const waiting = this.waitingAttributes({ ...claim, phase: outcome.phase });
     const set = ['#st = :status', 'phase = :phase', 'rv = rv + :one'];
     const remove: string[] = ['allocatingUntil'];
@@ -298,7 +306,8 @@ export class Table {
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          UpdateExpression: 'SET phase = :waiting, #st = :status, rv = rv + :one REMOVE bound, allocatingUntil',
+          UpdateExpression:
+            'SET phase = :waiting, #st = :status, rv = rv + :one REMOVE bound, allocatingUntil',
           ConditionExpression: '#m.#uid = :uid AND bound.pk = :pk AND bound.sk = :sk',
           ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#st': 'status' },
           ExpressionAttributeValues: {
@@ -436,7 +445,12 @@ export class Table {
    * arbiter: of two claims racing for a value, exactly one put succeeds. Returns false when the value is
    * held.
    */
-  async putAllocation(key: ItemKey, record: AllocationRecord, slot: bigint, resource: Resource): Promise<boolean> {
+  async putAllocation(
+    key: ItemKey,
+    record: AllocationRecord,
+    slot: bigint,
+    resource: Resource,
+  ): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
@@ -444,7 +458,13 @@ export class Table {
           Item: {
             ...key,
             ...record,
-            ...allocationIndexKeys(record.metadata.namespace, resource, record.spec.poolRef.name, slot, key.sk),
+            ...allocationIndexKeys(
+              record.metadata.namespace,
+              resource,
+              record.spec.poolRef.name,
+              slot,
+              key.sk,
+            ),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
@@ -457,7 +477,13 @@ export class Table {
   }
 
   /** Replaces an allocation object at revision `rv`. */
-  async replaceAllocation(key: ItemKey, record: AllocationRecord, slot: bigint, resource: Resource, rv: number) {
+  async replaceAllocation(
+    key: ItemKey,
+    record: AllocationRecord,
+    slot: bigint,
+    resource: Resource,
+    rv: number,
+  ) {
     try {
       await this.doc.send(
         new PutCommand({
@@ -465,7 +491,13 @@ export class Table {
           Item: {
             ...key,
             ...record,
-            ...allocationIndexKeys(record.metadata.namespace, resource, record.spec.poolRef.name, slot, key.sk),
+            ...allocationIndexKeys(
+              record.metadata.namespace,
+              resource,
+              record.spec.poolRef.name,
+              slot,
+              key.sk,
+            ),
           },
           ConditionExpression: 'rv = :rv',
           ExpressionAttributeValues: { ':rv': rv },
@@ -559,7 +591,10 @@ export class Table {
     limit: number,
     after: string | undefined,
   ): Promise<{ items: Stored<AllocationRecord>[]; last?: string }> {
-    const low = maxString(after === undefined ? undefined : `${after} `, pool === undefined ? undefined : `${pool}#`);
+    const low = maxString(
+      after === undefined ? undefined : `${after} `,
+      pool === undefined ? undefined : `${pool}#`,
+    );
     const high = pool === undefined ? undefined : `${pool}#~`;
     const pages = await Promise.all(
       Array.from({ length: LIST_SHARDS }, (_, shard) => {
@@ -634,7 +669,10 @@ export class Table {
     return (result.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
   }
 
-  private async queryPage<T>(input: QueryCommandInput, limit: number): Promise<{ items: Stored<T>[]; more: boolean }> {
+  private async queryPage<T>(
+    input: QueryCommandInput,
+    limit: number,
+  ): Promise<{ items: Stored<T>[]; more: boolean }> {
     const items: Stored<T>[] = [];
     let start: Item | undefined;
     do {

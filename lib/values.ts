@@ -18,7 +18,8 @@ export interface ParsedValue {
   readonly length?: number;
 }
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
+export type Parsed<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
 
 export const parsed = <T>(value: T): Parsed<T> => ({ ok: true, value });
 export const problem = <T>(message: string): Parsed<T> => ({ ok: false, problem: message });

@@ -56,7 +56,9 @@ async function readBody(request: IncomingMessage): Promise<string> {
     if (size <= MAX_BODY_BYTES) chunks.push(buffer);
     size += buffer.length;
   }
-  return Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES + 1).toString('utf8');
+  return Buffer.concat(chunks)
+    .subarray(0, MAX_BODY_BYTES + 1)
+    .toString('utf8');
 }
 
 export function toEvent(request: IncomingMessage, body: string): APIGatewayProxyEventV2 {
@@ -77,7 +79,13 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
       apiId: 'local',
       domainName: '127.0.0.1',
       domainPrefix: 'local',
-      http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method,
+        path: url.pathname,
+        protocol: 'HTTP/1.1',
+        sourceIp: '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: crypto.randomUUID(),
       routeKey: '$default',
       stage: '$default',
@@ -116,9 +124,22 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
         const event = toEvent(request, await readBody(request));
         result = (await httpHandler(event, fakeContext('allot-api'))) as APIGatewayProxyStructuredResultV2;
       } catch {
-        result = { statusCode: 500, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'internal error' }) };
+        result = {
+          statusCode: 500,
+          body: JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            code: 500,
+            reason: 'InternalError',
+            message: 'internal error',
+          }),
+        };
       }
-      response.writeHead(result.statusCode ?? 200, { 'content-type': 'application/json', ...(result.headers as Record<string, string>) });
+      response.writeHead(result.statusCode ?? 200, {
+        'content-type': 'application/json',
+        ...(result.headers as Record<string, string>),
+      });
       response.end(result.body ?? '');
     })();
   });

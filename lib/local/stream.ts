@@ -38,7 +38,8 @@ interface Shard {
 export class LocalStream {
   private readonly shards: Shard[];
   private sequence = 0;
-  private readonly options: Required<Omit<LocalStreamOptions, 'onFailure'>> & Pick<LocalStreamOptions, 'onFailure'>;
+  private readonly options: Required<Omit<LocalStreamOptions, 'onFailure'>> &
+    Pick<LocalStreamOptions, 'onFailure'>;
   private idleWaiters: (() => void)[] = [];
   /** Records that exhausted their retries (the deployed stack sends them to an SQS queue). */
   readonly failed: DynamoDBRecord[] = [];
@@ -67,7 +68,10 @@ export class LocalStream {
   push(change: ItemChange): void {
     if (this.stopped) return;
     const image = change.newImage ?? change.oldImage!;
-    const keys = { [TABLE_PARTITION_KEY]: image[TABLE_PARTITION_KEY]!, [TABLE_SORT_KEY]: image[TABLE_SORT_KEY]! };
+    const keys = {
+      [TABLE_PARTITION_KEY]: image[TABLE_PARTITION_KEY]!,
+      [TABLE_SORT_KEY]: image[TABLE_SORT_KEY]!,
+    };
     const sequence = String(++this.sequence).padStart(21, '0');
     const record: DynamoDBRecord = {
       eventID: `local-${sequence}`,
@@ -87,7 +91,8 @@ export class LocalStream {
       },
     };
     if (!matchesFilter(record, this.options.filters)) return;
-    const shard = this.shards[shardOf(String(Object.values(keys[TABLE_PARTITION_KEY]!)[0]), this.shards.length)]!;
+    const shard =
+      this.shards[shardOf(String(Object.values(keys[TABLE_PARTITION_KEY]!)[0]), this.shards.length)]!;
     shard.pending.push(record);
     this.schedule(shard);
   }

@@ -12,7 +12,8 @@ type Item = Record<string, unknown> & { pk: string; sk: string };
 function record(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', oldItem?: Item, newItem?: Item): DynamoDBRecord {
   const item = (newItem ?? oldItem)!;
   const number = String(++sequence).padStart(21, '0');
-  const image = (value?: Item) => (value ? (marshall(value, { removeUndefinedValues: true }) as never) : undefined);
+  const image = (value?: Item) =>
+    value ? (marshall(value, { removeUndefinedValues: true }) as never) : undefined;
   return {
     eventID: `fixture-${number}`,
     eventName,

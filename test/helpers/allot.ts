@@ -24,7 +24,9 @@ export interface Answer<T = Record<string, any>> {
 /** Calls the API; `body` objects are sent as JSON. */
 export function client(baseUrl: string, namespace = 'default') {
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const url = path.startsWith('/v1/') ? `${baseUrl}${path}` : `${baseUrl}/v1/namespaces/${namespace}/${path}`;
+    const url = path.startsWith('/v1/')
+      ? `${baseUrl}${path}`
+      : `${baseUrl}/v1/namespaces/${namespace}/${path}`;
     const response = await fetch(url, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -41,7 +43,8 @@ export function client(baseUrl: string, namespace = 'default') {
   };
   return {
     get: (path: string) => call('GET', path),
-    post: (path: string, body: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
+    post: (path: string, body: unknown, headers?: Record<string, string>) =>
+      call('POST', path, body, headers),
     put: (path: string, body: unknown, headers?: Record<string, string>) => call('PUT', path, body, headers),
     delete: (path: string) => call('DELETE', path),
     call,

@@ -17,12 +17,17 @@ let handler: ReturnType<typeof createHttpHandler>;
 beforeAll(async () => {
   allot = await startTestAllot({ stream: false });
   counter = countingClient(allot.store.endpoint);
-  handler = createHttpHandler({ table: new Table({ tableName: allot.table.tableName, client: counter.client }) });
+  handler = createHttpHandler({
+    table: new Table({ tableName: allot.table.tableName, client: counter.client }),
+  });
 });
 afterAll(() => allot.close());
 
 async function call(method: string, path: string, body?: unknown) {
-  const result = (await handler(httpEvent(method, `/v1/namespaces/cost/${path}`, body), fakeContext('test'))) as {
+  const result = (await handler(
+    httpEvent(method, `/v1/namespaces/cost/${path}`, body),
+    fakeContext('test'),
+  )) as {
     statusCode: number;
     body: string;
   };
@@ -44,10 +49,20 @@ async function requestsForClaim(kind: string, pool: string, claimName: string): 
 
 const POOLS = [
   { kind: 'IndexPool', resource: 'indexpools', name: 'small-index', spec: { ranges: ['1..4'] } },
-  { kind: 'IndexPool', resource: 'indexpools', name: 'huge-index', spec: { ranges: ['0..9223372036854775806'] } },
+  {
+    kind: 'IndexPool',
+    resource: 'indexpools',
+    name: 'huge-index',
+    spec: { ranges: ['0..9223372036854775806'] },
+  },
   { kind: 'IPAddressPool', resource: 'ipaddresspools', name: 'v4-30', spec: { prefixes: ['10.0.0.0/30'] } },
   { kind: 'IPAddressPool', resource: 'ipaddresspools', name: 'v6-64', spec: { prefixes: ['2001:db8::/64'] } },
-  { kind: 'IPPrefixPool', resource: 'ipprefixpools', name: 'v4-26s', spec: { prefixes: ['10.1.0.0/24'], allocationPrefixLength: 26 } },
+  {
+    kind: 'IPPrefixPool',
+    resource: 'ipprefixpools',
+    name: 'v4-26s',
+    spec: { prefixes: ['10.1.0.0/24'], allocationPrefixLength: 26 },
+  },
   {
     kind: 'IPPrefixPool',
     resource: 'ipprefixpools',
@@ -63,7 +78,8 @@ describe('the cost of a claim', () => {
       const created = await call('POST', pool.resource, { metadata: { name: pool.name }, spec: pool.spec });
       expect(created.status).toBe(201);
       costs[pool.name] = [];
-      for (let i = 0; i < 3; i++) costs[pool.name]!.push(await requestsForClaim(pool.kind, pool.name, `${pool.name}-c${i}`));
+      for (let i = 0; i < 3; i++)
+        costs[pool.name]!.push(await requestsForClaim(pool.kind, pool.name, `${pool.name}-c${i}`));
     }
     const all = Object.values(costs).flat();
     expect(new Set(all).size).toBe(1);

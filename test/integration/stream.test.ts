@@ -23,8 +23,10 @@ afterAll(() => allot.close());
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 
-const claimItem = async (name: string) => (await allot.table.get<Item>(objectKey('default', 'claims', name)))!;
-const poolItem = async (resource: 'indexpools', name: string) => (await allot.table.get<Item>(objectKey('default', resource, name)))!;
+const claimItem = async (name: string) =>
+  (await allot.table.get<Item>(objectKey('default', 'claims', name)))!;
+const poolItem = async (resource: 'indexpools', name: string) =>
+  (await allot.table.get<Item>(objectKey('default', resource, name)))!;
 
 async function allocationItem(claimName: string): Promise<Item> {
   const claimed = await claimItem(claimName);
@@ -79,13 +81,19 @@ describe('stream function', () => {
     const oldB = await release('partial-b');
 
     // A client whose GetItem of claim partial-b's allocation fails: a real SDK, with a fault injected.
-    const faulty = new DynamoDBClient({ endpoint: allot.store.endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+    const faulty = new DynamoDBClient({
+      endpoint: allot.store.endpoint,
+      region: 'local',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+      maxAttempts: 1,
+    });
     const boundB = JSON.stringify(oldB.bound);
     faulty.middlewareStack.add(
       (next) => async (args) => {
         // Before or after the document client's marshalling, the key is the same text.
         const key = (args.input as { Key?: Record<string, unknown> }).Key;
-        const text = (value: unknown) => (typeof value === 'string' ? value : (value as { S?: string } | undefined)?.S);
+        const text = (value: unknown) =>
+          typeof value === 'string' ? value : (value as { S?: string } | undefined)?.S;
         if (key && JSON.stringify({ pk: text(key.pk), sk: text(key.sk) }) === boundB) {
           throw Object.assign(new Error('injected fault'), { name: 'InternalServerError' });
         }
@@ -93,7 +101,9 @@ describe('stream function', () => {
       },
       { step: 'initialize', name: 'injectFault' },
     );
-    const faultyStream = createStreamHandler({ table: new Table({ tableName: allot.table.tableName, client: faulty }) });
+    const faultyStream = createStreamHandler({
+      table: new Table({ tableName: allot.table.tableName, client: faulty }),
+    });
     const removeA = removeRecord(oldA);
     const removeB = removeRecord(oldB);
     const result = await faultyStream(streamEvent(removeA, removeB));
@@ -126,7 +136,10 @@ describe('stream function', () => {
     await api.post('indices', {
       apiVersion: API_VERSION,
       kind: 'Index',
-      metadata: { name: 'kept-3', annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' } },
+      metadata: {
+        name: 'kept-3',
+        annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' },
+      },
       spec: { poolRef: { kind: 'IndexPool', name: 'kept' }, index: 3, claimRef: { name: 'db' } },
     });
     const first = await api.post('claims', claim('db', { kind: 'IndexPool', name: 'kept' }));
@@ -146,14 +159,20 @@ describe('stream function', () => {
   it('binds a waiting claim when an allocation object naming it appears', async () => {
     await api.post('indexpools', indexPool('offer', ['1..1']));
     await api.post('claims', claim('holder', { kind: 'IndexPool', name: 'offer' }));
-    const waiting = await api.post('claims', claim('late', { kind: 'IndexPool', name: 'offer' }, { value: 7 }));
+    const waiting = await api.post(
+      'claims',
+      claim('late', { kind: 'IndexPool', name: 'offer' }, { value: 7 }),
+    );
     expect(waiting.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
 
     await api.post('indices', {
-      metadata: { name: 'offer-7', annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' } },
+      metadata: {
+        name: 'offer-7',
+        annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' },
+      },
       spec: { poolRef: { kind: 'IndexPool', name: 'offer' }, index: 7, claimRef: { name: 'late' } },
     });
-    const offered = (await allot.table.get<Item>((await allocationKeyOf('offer', 7n))))!;
+    const offered = (await allot.table.get<Item>(await allocationKeyOf('offer', 7n)))!;
     await stream(streamEvent(insertRecord(offered)));
     const late = await api.get('claims/late');
     expect(late.body.status).toMatchObject({ value: '7', allocationRef: { name: 'offer-7' } });
@@ -165,7 +184,15 @@ describe('stream function', () => {
     const now = new Date().toISOString();
     const claimRecord = {
       t: 'claim',
-      metadata: { name: 'orphan', namespace: 'default', uid: 'u-1', generation: 1, creationTimestamp: now, labels: {}, annotations: {} },
+      metadata: {
+        name: 'orphan',
+        namespace: 'default',
+        uid: 'u-1',
+        generation: 1,
+        creationTimestamp: now,
+        labels: {},
+        annotations: {},
+      },
       spec: { poolRef: { kind: 'IndexPool', name: 'crash' } },
       status: { conditions: [] },
       phase: 'Allocating',

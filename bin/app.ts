@@ -1,0 +1,25 @@
+/**
+ * The CDK app (`npx cdk synth`, `npx cdk deploy`): one stack holding the service, checked by cdk-nag's
+ * AwsSolutions pack at synth. The findings the design keeps are acknowledged, with reasons, inside
+ * `AllotService` where they arise.
+ */
+import { App, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { AllotService } from '../lib/construct.ts';
+
+const app = new App();
+
+const account = process.env.CDK_DEFAULT_ACCOUNT;
+const region = process.env.CDK_DEFAULT_REGION;
+const stack = new Stack(app, 'AllotStack', {
+  description: 'Allot: allocation service for numbered resources',
+  // Environment-agnostic unless the CLI knows the account and region; nothing in the stack looks up context.
+  ...(account && region ? { env: { account, region } } : {}),
+});
+
+const service = new AllotService(stack, 'Allot');
+
+new CfnOutput(stack, 'ApiUrl', { value: service.url, description: 'Base URL of the HTTP API (SigV4)' });
+new CfnOutput(stack, 'TableName', { value: service.table.tableName, description: 'The DynamoDB table' });
+
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,0 +1,368 @@
+/**
+ * The deployed service: one DynamoDB table, four Lambda functions (three behind an HTTP API, one on the
+ * table's stream) and the stream's dead-letter queue. The only module that imports `aws-cdk-lib`; it reads
+ * the routes and the stream filter from the same plain-data modules the local server uses, so the two
+ * cannot drift.
+ */
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, type DynamoEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { API_FUNCTIONS, ROUTES, type ApiFunctionName } from './routes.ts';
+import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
+
+import {
+  ALLOCATIONS_INDEX,
+  TABLE_INDEXES,
+  TABLE_PARTITION_KEY,
+  TABLE_SORT_KEY,
+  WAITING_INDEX,
+} from './table-schema.ts';
+
+/** The service's Lambda functions, each built from `functions/<name>.ts`. */
+export type AllotFunctionName = 'api' | 'claim' | 'release' | 'stream';
+
+export interface AllotServiceProps {
+  /**
+   * What CloudFormation does with the resources that hold data (the table, the dead-letter queue and the
+   * log groups) when they leave the stack. `RETAIN`, `RETAIN_ON_UPDATE_OR_DELETE` or `DESTROY`; `DESTROY`
+   * also needs `deletionProtection: false`.
+   *
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+
+  /**
+   * Whether the table refuses `DeleteTable`, whatever CloudFormation asks.
+   *
+   * @default true
+   */
+  readonly deletionProtection?: boolean;
+
+  /**
+   * How long the functions' logs and the API's access logs are kept.
+   *
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+const ITEM_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+];
+
+interface FunctionSettings {
+  readonly description: string;
+  readonly timeout: Duration;
+  /** Actions on the table itself. */
+  readonly tableActions: readonly string[];
+  /** Indexes the function queries (the only action an index takes). */
+  readonly queriedIndexes: readonly string[];
+}
+
+/** Per function: what it is for, how long it may run, and the least it needs from the table. */
+const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> = {
+  api: {
+    description: 'Allot HTTP API: pools, allocation objects, claim reads, 404/405',
+    timeout: Duration.seconds(10),
+    tableActions: ITEM_ACTIONS,
+    queriedIndexes: [ALLOCATIONS_INDEX],
+  },
+  claim: {
+    description: 'Allot HTTP API: claim create and replace (allocates before answering)',
+    timeout: Duration.seconds(10),
+    tableActions: ITEM_ACTIONS,
+    queriedIndexes: [],
+  },
+  release: {
+    description: 'Allot HTTP API: claim delete',
+    timeout: Duration.seconds(10),
+    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'],
+    queriedIndexes: [],
+  },
+  stream: {
+    description: 'Allot table stream: reclaim, pool status, waiting claims',
+    timeout: Duration.seconds(60),
+    tableActions: ITEM_ACTIONS,
+    queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX],
+  },
+};
+
+const FUNCTION_NAMES = Object.keys(FUNCTION_SETTINGS) as AllotFunctionName[];
+
+/**
+ * The stream's event source settings, in one place (aws-solutions-constructs'
+ * `lambda-event-source-mapping-defaults.ts`): a poison record is isolated by bisecting, retried a bounded
+ * number of times for at most a day, then reported to the dead-letter queue; the handler reports
+ * per-record failures, and only the records `lib/stream-filter.ts` names reach it.
+ */
+export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEventSourceProps {
+  return {
+    startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+    batchSize: 100,
+    maxBatchingWindow: Duration.seconds(1),
+    bisectBatchOnError: true,
+    retryAttempts: 5,
+    maxRecordAge: Duration.hours(24),
+    // One batch at a time per shard, so a key's changes reach the handler in order.
+    parallelizationFactor: 1,
+    reportBatchItemFailures: true,
+    onFailure: new SqsDlq(deadLetterQueue),
+    filters: STREAM_FILTER_PATTERNS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
+  };
+}
+
+/** Rejects prop combinations CloudFormation would only fail on at deploy (or delete) time. */
+function checkProps(props: AllotServiceProps): void {
+  const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+  const allowed = [RemovalPolicy.RETAIN, RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE, RemovalPolicy.DESTROY];
+  if (!allowed.includes(removalPolicy)) {
+    throw new Error(
+      `AllotService: removalPolicy ${removalPolicy} is not supported by DynamoDB tables, SQS queues or log ` +
+        'groups; use RETAIN, RETAIN_ON_UPDATE_OR_DELETE or DESTROY',
+    );
+  }
+  if (removalPolicy === RemovalPolicy.DESTROY && (props.deletionProtection ?? true)) {
+    throw new Error(
+      'AllotService: removalPolicy DESTROY cannot delete a table with deletion protection; ' +
+        'set deletionProtection: false as well',
+    );
+  }
+}
+
+/**
+ * Allot on Lambda and DynamoDB (api.md): the table, the HTTP API with IAM authorization on every route, the
+ * functions behind it, and the stream function that reconciles what the API wrote.
+ *
+ * @example
+ * const service = new AllotService(stack, 'Allot');
+ * new CfnOutput(stack, 'ApiUrl', { value: service.url });
+ */
+export class AllotService extends Construct {
+  /** The one table (key layout: lib/table.ts). */
+  public readonly table: dynamodb.TableV2;
+  /** The HTTP API: one route per entry of `ROUTES`, and `$default` to the api function. */
+  public readonly httpApi: apigw.HttpApi;
+  /** The API's `$default` stage, with access logging. */
+  public readonly stage: apigw.HttpStage;
+  /** The API's base URL (ends in `/`). */
+  public readonly url: string;
+  /** Every function, by name. */
+  public readonly functions: Readonly<Record<AllotFunctionName, NodejsFunction>>;
+  /** The function behind `$default` and every route that is not a claim write. */
+  public readonly apiFunction: NodejsFunction;
+  /** The function on the table's stream. */
+  public readonly streamFunction: NodejsFunction;
+  /** Where the stream's event source mapping reports batches it gave up on. */
+  public readonly deadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: AllotServiceProps = {}) {
+    super(scope, id);
+    checkProps(props);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+
+    this.table = new dynamodb.TableV2(this, 'Table', {
+      partitionKey: { name: TABLE_PARTITION_KEY, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE_SORT_KEY, type: dynamodb.AttributeType.STRING },
+      billing: dynamodb.Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: props.deletionProtection ?? true,
+      encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
+      dynamoStream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+      removalPolicy,
+      // The same definition the local store creates its table from.
+      globalSecondaryIndexes: TABLE_INDEXES.map((index) => ({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
+        projectionType:
+          index.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY,
+      })),
+    });
+
+    const functions = {} as Record<AllotFunctionName, NodejsFunction>;
+    for (const name of FUNCTION_NAMES) {
+      functions[name] = this.createFunction(name, FUNCTION_SETTINGS[name], removalPolicy, logRetention);
+    }
+    this.functions = functions;
+    this.apiFunction = functions.api;
+    this.streamFunction = functions.stream;
+
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    // The event source also grants the stream reads (and the dead-letter queue's send) to the function.
+    this.streamFunction.addEventSource(
+      new DynamoEventSource(this.table, streamEventSourceProps(this.deadLetterQueue)),
+    );
+
+    // One integration per function, allowed from any route of this API: per-route permissions would put
+    // some thirty statements on the api function's resource policy for no gain.
+    const integrations = {} as Record<ApiFunctionName, HttpLambdaIntegration>;
+    for (const name of API_FUNCTIONS) {
+      integrations[name] = new HttpLambdaIntegration(`${capitalize(name)}Integration`, functions[name], {
+        scopePermissionToRoute: false,
+      });
+    }
+    this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
+      apiName: `${Stack.of(this).stackName}-${id}`,
+      description: 'Allot allocation service (api.md)',
+      // Every route, `$default` included, needs SigV4: an unsigned request never reaches a function.
+      defaultAuthorizer: new HttpIamAuthorizer(),
+      // Unknown paths and methods reach our router, which answers the contract's 404/405 `Status` bodies.
+      // Its own integration object with the permission scoped to the route: the API-wide permission above
+      // allows `<api>/*/*/*`, which `$default` invocations (`<api>/<stage>/$default`) do not match.
+      defaultIntegration: new HttpLambdaIntegration('DefaultIntegration', functions.api),
+      createDefaultStage: false,
+    });
+    for (const route of ROUTES) {
+      this.httpApi.addRoutes({
+        path: route.path,
+        methods: [apigw.HttpMethod[route.method]],
+        integration: integrations[route.function],
+      });
+    }
+
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logRetention, removalPolicy });
+    this.stage = new apigw.HttpStage(this, 'DefaultStage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      accessLogSettings: {
+        destination: new apigw.LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            requestTime: '$context.requestTimeEpoch',
+            ip: '$context.identity.sourceIp',
+            caller: '$context.identity.caller',
+            userArn: '$context.identity.userArn',
+            method: '$context.httpMethod',
+            path: '$context.path',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            latency: '$context.responseLatency',
+            integrationLatency: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+            authorizerError: '$context.authorizer.error',
+          }),
+        ),
+      },
+    });
+    this.url = this.stage.url;
+
+    this.acknowledgeNagFindings();
+  }
+
+  private createFunction(
+    name: AllotFunctionName,
+    settings: FunctionSettings,
+    removalPolicy: RemovalPolicy,
+    logRetention: logs.RetentionDays,
+  ): NodejsFunction {
+    const id = capitalize(name);
+    const logGroup = new logs.LogGroup(this, `${id}Logs`, { retention: logRetention, removalPolicy });
+
+    // Our own role instead of AWSLambdaBasicExecutionRole: that managed policy may create and write any
+    // log group in the account; this role writes only the function's own.
+    const role = new iam.Role(this, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Allot ${name} function`,
+    });
+    logGroup.grantWrite(role);
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: [...settings.tableActions], resources: [this.table.tableArn] }),
+    );
+    if (settings.queriedIndexes.length > 0) {
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: settings.queriedIndexes.map((index) => `${this.table.tableArn}/index/${index}`),
+        }),
+      );
+    }
+
+    return new NodejsFunction(this, `${id}Function`, {
+      description: settings.description,
+      entry: fileURLToPath(new URL(`../functions/${name}.ts`, import.meta.url)),
+      handler: 'handler',
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 512,
+      timeout: settings.timeout,
+      role,
+      logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        POWERTOOLS_SERVICE_NAME: 'allot',
+        POWERTOOLS_METRICS_NAMESPACE: 'Allot',
+        // Stack traces point into functions/ and lib/, not the minified bundle.
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        // esbuild from node_modules, never Docker: synth works offline and on machines without Docker.
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node24',
+        // Prefer packages' ESM builds, so esbuild can drop what we do not import.
+        mainFields: ['module', 'main'],
+        // CommonJS dependencies bundled into an ES module still call `require` (for Node built-ins).
+        banner:
+          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        minify: true,
+        sourceMap: true,
+        // Everything is bundled, the AWS SDK included: the deployed functions run the SDK version the
+        // tests ran (pinned), not whatever the runtime ships. It costs about 350 KB per bundle, within
+        // the 500 KB budget.
+        externalModules: [],
+      },
+    });
+  }
+
+  /**
+   * cdk-nag (AwsSolutions) findings this design keeps on purpose, acknowledged where they arise so every
+   * app using the construct inherits the reasons.
+   */
+  private acknowledgeNagFindings(): void {
+    for (const name of FUNCTION_NAMES) {
+      const role = this.functions[name].role;
+      if (!role) continue;
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'The only wildcard is X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which support ' +
+          'no resource-level permissions; table, index, stream, log and queue access is on exact ARNs.',
+      });
+    }
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the dead-letter destination of the stream event source mapping; a queue ' +
+        'behind it would only move the same failure records again.',
+    });
+  }
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,424 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, RemovalPolicy, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/construct.ts';
+import { ROUTES } from '../../lib/routes.ts';
+import { STREAM_FILTER_PATTERNS } from '../../lib/stream-filter.ts';
+
+const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
+const ITEM_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+];
+
+/** Builds the service in its own app; bundling is skipped (one test below bundles for real). */
+function build(props?: AllotServiceProps, bundle = false) {
+  const app = new App(bundle ? {} : { context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Test');
+  const service = new AllotService(stack, 'Allot', props);
+  return { app, stack, service };
+}
+
+let stack: Stack;
+let service: AllotService;
+let template: Template;
+
+beforeAll(() => {
+  ({ stack, service } = build());
+  template = Template.fromStack(stack);
+});
+
+/** The logical ID CloudFormation knows a construct by, read from the tree, never written down. */
+function logicalId(construct: IConstruct): string {
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+function resource(construct: IConstruct): { Properties: Record<string, unknown> } {
+  return template.toJSON().Resources[logicalId(construct)];
+}
+
+describe('table', () => {
+  it('is keyed by pk (hash) and sk (range), both strings', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ]),
+    });
+  });
+
+  it('bills on demand', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', { BillingMode: 'PAY_PER_REQUEST' });
+  });
+
+  it('has point-in-time recovery and deletion protection', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [
+        Match.objectLike({
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          DeletionProtectionEnabled: true,
+        }),
+      ],
+    });
+  });
+
+  it('is encrypted with a KMS key', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS' },
+    });
+  });
+
+  it('streams new and old images', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    });
+  });
+
+  it('has the allocations (ALL) and waiting (KEYS_ONLY) indexes and no other', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'allocations',
+          KeySchema: [
+            { AttributeName: 'gpk', KeyType: 'HASH' },
+            { AttributeName: 'gsk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: 'waiting',
+          KeySchema: [
+            { AttributeName: 'wpk', KeyType: 'HASH' },
+            { AttributeName: 'wsk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+      ],
+    });
+  });
+
+  it('is retained when removed from the stack, by default', () => {
+    template.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
+  it('is destroyed with the stack when asked, without deletion protection', () => {
+    const { stack } = build({ removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false });
+    const destroyed = Template.fromStack(stack);
+    destroyed.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({ Replicas: [Match.objectLike({ DeletionProtectionEnabled: false })] }),
+    });
+  });
+});
+
+describe('props', () => {
+  it('rejects DESTROY while deletion protection is on', () => {
+    expect(() => build({ removalPolicy: RemovalPolicy.DESTROY })).toThrow(/deletionProtection: false/);
+  });
+
+  it('rejects SNAPSHOT, which tables, queues and log groups do not support', () => {
+    expect(() => build({ removalPolicy: RemovalPolicy.SNAPSHOT })).toThrow(/not supported/);
+  });
+});
+
+describe('functions', () => {
+  it.each(FUNCTION_NAMES)('%s runs index.handler on nodejs24.x, arm64, with active tracing', (name) => {
+    expect(resource(service.functions[name]).Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Handler: 'index.handler',
+      Architectures: ['arm64'],
+      TracingConfig: { Mode: 'Active' },
+    });
+  });
+
+  it.each(FUNCTION_NAMES)('%s reads the table name from TABLE_NAME', (name) => {
+    expect(resource(service.functions[name]).Properties).toMatchObject({
+      Environment: {
+        Variables: {
+          TABLE_NAME: { Ref: logicalId(service.table) },
+          POWERTOOLS_SERVICE_NAME: 'allot',
+        },
+      },
+    });
+  });
+
+  it.each([
+    ['api', 10],
+    ['claim', 10],
+    ['release', 10],
+    ['stream', 60],
+  ] as const)('%s times out after %i s', (name, seconds) => {
+    expect(resource(service.functions[name]).Properties).toMatchObject({ Timeout: seconds });
+  });
+
+  it.each(FUNCTION_NAMES)('%s logs to its own log group, kept for a month', (name) => {
+    const logGroup = logicalId(service.functions[name].logGroup);
+    expect(resource(service.functions[name]).Properties).toMatchObject({
+      LoggingConfig: { LogGroup: { Ref: logGroup } },
+    });
+    expect(template.toJSON().Resources[logGroup]).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { RetentionInDays: 30 },
+    });
+  });
+});
+
+describe('HTTP API', () => {
+  const routes = () => Object.values(template.findResources('AWS::ApiGatewayV2::Route'));
+
+  /** The function a route's integration invokes, by name. */
+  function functionOf(route: Record<string, unknown>): AllotFunctionName | undefined {
+    const target = JSON.stringify((route.Properties as { Target: unknown }).Target);
+    const integration = /"Ref":"([^"]+)"/.exec(target)?.[1];
+    const uri = JSON.stringify(template.toJSON().Resources[integration!].Properties.IntegrationUri);
+    return FUNCTION_NAMES.find((name) => uri.includes(`"${logicalId(service.functions[name])}"`));
+  }
+
+  it('has one route per entry of ROUTES, to its function, plus $default', () => {
+    const actual = routes().map((route) => [route.Properties.RouteKey, functionOf(route)]);
+    const expected = [
+      ...ROUTES.map((route) => [`${route.method} ${route.path}`, route.function]),
+      ['$default', 'api'],
+    ];
+    expect(actual.sort()).toEqual(expected.sort());
+  });
+
+  it('requires IAM authorization on every route, $default included', () => {
+    const types = routes().map((route) => [route.Properties.RouteKey, route.Properties.AuthorizationType]);
+    expect(types).toHaveLength(ROUTES.length + 1);
+    expect(types.filter(([, type]) => type !== 'AWS_IAM')).toEqual([]);
+  });
+
+  it("lets API Gateway invoke each route's function, $default included", () => {
+    // The source ARN API Gateway presents: `<api>/<stage>/<method>/<path>`, or `<api>/<stage>/$default`.
+    const invocations: [AllotFunctionName, string][] = [
+      ...ROUTES.map((route): [AllotFunctionName, string] => [
+        route.function,
+        `/$default/${route.method}${route.path}`,
+      ]),
+      ['api', '/$default/$default'],
+    ];
+    const api = logicalId(service.httpApi);
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).map(
+      (permission) => permission.Properties,
+    );
+    const allowed = (name: AllotFunctionName, suffix: string) =>
+      permissions.some((permission) => {
+        const parts = permission.SourceArn['Fn::Join'][1] as unknown[];
+        const pattern = parts.at(-1) as string;
+        const glob = new RegExp(`^${pattern.replace(/[$.]/g, '\\$&').replaceAll('*', '.*')}$`);
+        return (
+          permission.Principal === 'apigateway.amazonaws.com' &&
+          JSON.stringify(permission.FunctionName).includes(`"${logicalId(service.functions[name])}"`) &&
+          JSON.stringify(parts.at(-2)) === JSON.stringify({ Ref: api }) &&
+          glob.test(suffix)
+        );
+      });
+    expect(invocations.filter(([name, suffix]) => !allowed(name, suffix))).toEqual([]);
+  });
+
+  it('logs access to a log group on the auto-deployed $default stage', () => {
+    const logGroup = new Capture();
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      AccessLogSettings: {
+        DestinationArn: { 'Fn::GetAtt': [logGroup, 'Arn'] },
+        Format: Match.stringLikeRegexp('\\$context\\.requestId'),
+      },
+    });
+    expect(template.toJSON().Resources[logGroup.asString()]).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { RetentionInDays: 30 },
+    });
+  });
+});
+
+describe('stream', () => {
+  const mapping = () => {
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(mappings).toHaveLength(1);
+    return mappings[0]!.Properties;
+  };
+
+  it('feeds the table stream to the stream function', () => {
+    expect(mapping()).toMatchObject({
+      FunctionName: { Ref: logicalId(service.streamFunction) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(service.table), 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+    });
+  });
+
+  it('filters records with exactly the patterns of lib/stream-filter.ts', () => {
+    const filters = mapping().FilterCriteria.Filters as { Pattern: string }[];
+    expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual(STREAM_FILTER_PATTERNS);
+  });
+
+  it('bisects failing batches and retries a bounded number of times for at most a day', () => {
+    expect(mapping()).toMatchObject({
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 5,
+      MaximumRecordAgeInSeconds: 86400,
+    });
+  });
+
+  it('reports per-record failures', () => {
+    expect(mapping().FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+  });
+
+  it('sends batches it gives up on to the dead-letter queue', () => {
+    expect(mapping().DestinationConfig).toEqual({
+      OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(service.deadLetterQueue), 'Arn'] } },
+    });
+  });
+
+  it('batches up to 100 records for up to a second, one batch per shard at a time', () => {
+    expect(mapping()).toMatchObject({
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 1,
+      ParallelizationFactor: 1,
+    });
+  });
+
+  it('keeps the dead-letter queue encrypted for 14 days and refuses plain HTTP', () => {
+    expect(resource(service.deadLetterQueue).Properties).toEqual({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+    });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: logicalId(service.deadLetterQueue) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('permissions', () => {
+  /**
+   * A function's DynamoDB permissions as `{ resource: actions }`, the resource named `table`,
+   * `index/<name>` or `stream`, read from every policy attached to the function's role.
+   */
+  function dynamoPermissions(name: AllotFunctionName): Record<string, string[]> {
+    const role = logicalId(service.functions[name].role!);
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+      JSON.stringify(policy.Properties.Roles).includes(`"${role}"`),
+    );
+    const table = logicalId(service.table);
+    const resourceName = (resource: unknown): string => {
+      const text = JSON.stringify(resource);
+      if (text === JSON.stringify({ 'Fn::GetAtt': [table, 'Arn'] })) return 'table';
+      if (text === JSON.stringify({ 'Fn::GetAtt': [table, 'StreamArn'] })) return 'stream';
+      const index =
+        /^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["([^"]+)","Arn"\]\},"\/index\/([^"]+)"\]\]\}$/.exec(text);
+      if (index && index[1] === table) return `index/${index[2]}`;
+      return text;
+    };
+    const permissions: Record<string, string[]> = {};
+    for (const policy of policies) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const actions = [statement.Action].flat() as string[];
+        const dynamo = actions.filter((action) => action.startsWith('dynamodb:'));
+        if (dynamo.length === 0) continue;
+        expect(statement.Effect).toBe('Allow');
+        for (const resource of [statement.Resource].flat()) {
+          (permissions[resourceName(resource)] ??= []).push(...dynamo);
+        }
+      }
+    }
+    for (const actions of Object.values(permissions)) actions.sort();
+    return permissions;
+  }
+
+  const sorted = (actions: string[]) => [...actions].sort();
+  const streamRead = sorted([
+    'dynamodb:DescribeStream',
+    'dynamodb:GetRecords',
+    'dynamodb:GetShardIterator',
+    'dynamodb:ListStreams',
+  ]);
+
+  it.each([
+    ['api', { table: sorted(ITEM_ACTIONS), 'index/allocations': ['dynamodb:Query'] }],
+    ['claim', { table: sorted(ITEM_ACTIONS) }],
+    ['release', { table: sorted(['dynamodb:GetItem', 'dynamodb:DeleteItem']) }],
+    [
+      'stream',
+      {
+        table: sorted(ITEM_ACTIONS),
+        'index/allocations': ['dynamodb:Query'],
+        'index/waiting': ['dynamodb:Query'],
+        stream: streamRead,
+      },
+    ],
+  ] as const)('%s may do exactly what it needs on the table', (name, expected) => {
+    expect(dynamoPermissions(name)).toEqual(expected);
+  });
+
+  it('grants no dynamodb wildcard and no Scan to anyone', () => {
+    const actions = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      policy.Properties.PolicyDocument.Statement.flatMap((statement: { Action: string | string[] }) =>
+        [statement.Action].flat(),
+      ),
+    );
+    expect(actions.filter((action) => /^dynamodb:.*\*|^\*$|^dynamodb:Scan$/.test(action))).toEqual([]);
+  });
+
+  it('uses no AWS managed policies', () => {
+    for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+});
+
+describe('cdk-nag', () => {
+  it('finds nothing unacknowledged in the AwsSolutions pack', () => {
+    const { app } = build();
+    app.synth();
+    expect(new AwsSolutionsChecks().validateScope(app).violations).toEqual([]);
+  });
+
+  it('does report findings, so the clean result above means something', () => {
+    const app = new App();
+    new sqs.Queue(new Stack(app, 'Plain'), 'Queue');
+    const ruleNames = new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName);
+    expect(ruleNames).toEqual(expect.arrayContaining(['AwsSolutions-SQS3', 'AwsSolutions-SQS4']));
+  });
+});
+
+describe('bundling', () => {
+  it('bundles each function with the local esbuild into a minified ES module with a source map', () => {
+    const { app, stack } = build({}, true);
+    const directory = app.synth().directory;
+    const resources = Template.fromStack(stack).findResources('AWS::Lambda::Function');
+    expect(Object.keys(resources)).toHaveLength(FUNCTION_NAMES.length);
+    for (const fn of Object.values(resources)) {
+      const key = fn.Properties.Code.S3Key as string;
+      const asset = join(directory, `asset.${key.replace(/\.zip$/, '')}`);
+      const code = readFileSync(join(asset, 'index.mjs'), 'utf8');
+      expect(code.startsWith('import { createRequire }')).toBe(true);
+      expect(code).toMatch(/export\s*\{[^}]*\bhandler\b/);
+      expect(existsSync(join(asset, 'index.mjs.map'))).toBe(true);
+    }
+  }, 60_000);
+});
