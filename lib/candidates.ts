@@ -34,6 +34,7 @@ export function overlaps(a: Segment, b: Segment): boolean {
 
 /** The slot at a 0-based position in candidate order, or undefined past the end. */
 export function slotAt(segments: readonly Segment[], ordinal: bigint): bigint | undefined {
+  if (ordinal < 0n) return undefined;
   let remaining = ordinal;
   for (const segment of segments) {
     const size = segmentSize(segment);
@@ -85,11 +86,11 @@ export function intersectSegments(segments: readonly Segment[], within: Segment)
 }
 
 /**
- * Candidates from a position on, as (segment index, first slot) pairs to walk: the segment that holds
- * `ordinal`, from that slot, then every later segment whole.
+ * Candidates from a position on, as runs to walk: the rest of the segment that holds `ordinal`, then
+ * every later segment whole.
  */
 export function* runsFrom(segments: readonly Segment[], ordinal: bigint): Generator<Segment> {
-  let remaining = ordinal;
+  let remaining = ordinal < 0n ? 0n : ordinal;
   for (const segment of segments) {
     const size = segmentSize(segment);
     if (remaining >= size) {

@@ -91,6 +91,8 @@ export function checkIndexPoolSpec(spec: Record<string, unknown>): CheckedPoolSp
   }
   const causes: Cause[] = [];
   const segments: Segment[] = [];
+  // Where each segment stands in spec.ranges (an invalid entry has no segment).
+  const positions: number[] = [];
   const canonical: unknown[] = [];
   ranges.forEach((input: unknown, i) => {
     const range = parseRange(input);
@@ -102,10 +104,11 @@ export function checkIndexPoolSpec(spec: Record<string, unknown>): CheckedPoolSp
     if (clash >= 0) {
       causes.push({
         field: `spec.ranges[${i}]`,
-        message: `spec.ranges[${i}] (${formatRange(range.value)}) overlaps with spec.ranges[${clash}] (${formatRange(segments[clash]!)})`,
+        message: `spec.ranges[${i}] (${formatRange(range.value)}) overlaps with spec.ranges[${positions[clash]}] (${formatRange(segments[clash]!)})`,
       });
     }
     segments.push(range.value);
+    positions.push(i);
     canonical.push(typeof input === 'number' ? input : formatRange(range.value));
   });
   if (causes.length) return { causes };

@@ -1,0 +1,176 @@
+import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
+import { RESOURCES } from '../../lib/kinds.ts';
+import { API_FUNCTIONS, ROUTES, matchRoute, type Route } from '../../lib/routes.ts';
+
+/** A concrete request path for a route: `{namespace}` → default, `{name}` → my-object. */
+function concrete(
+  route: Route,
+  params: Record<string, string> = { namespace: 'default', name: 'my-object' },
+) {
+  return route.path.replace(/\{(\w+)\}/g, (_, param: string) => params[param]!);
+}
+
+const label = (route: Route) => `${route.method} ${route.path}`;
+
+describe('the route table', () => {
+  it('serves healthz, openapi.json and five routes per resource', () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length);
+    expect(RESOURCES).toEqual([
+      'indexpools',
+      'ipaddresspools',
+      'ipprefixpools',
+      'indices',
+      'ipaddresses',
+      'ipprefixes',
+      'claims',
+    ]);
+  });
+
+  it('has no two routes for one method and path', () => {
+    const keys = ROUTES.map(label);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it.each(RESOURCES.map((resource) => ({ resource })))(
+    'serves the contract’s five routes for $resource',
+    ({ resource }) => {
+      const collection = `/v1/namespaces/{namespace}/${resource}`;
+      const item = `${collection}/{name}`;
+      expect(
+        ROUTES.filter((route) => route.resource === resource)
+          .map(label)
+          .sort(),
+      ).toEqual(
+        [`DELETE ${item}`, `GET ${collection}`, `GET ${item}`, `POST ${collection}`, `PUT ${item}`].sort(),
+      );
+    },
+  );
+
+  it('sends claim writes to the claim function and claim deletes to the release function', () => {
+    const claims = ROUTES.filter((route) => route.resource === 'claims');
+    expect(
+      Object.fromEntries(claims.map((route) => [label(route), [route.operation, route.function]])),
+    ).toEqual({
+      'GET /v1/namespaces/{namespace}/claims': ['list', 'api'],
+      'POST /v1/namespaces/{namespace}/claims': ['createClaim', 'claim'],
+      'GET /v1/namespaces/{namespace}/claims/{name}': ['read', 'api'],
+      'PUT /v1/namespaces/{namespace}/claims/{name}': ['replaceClaim', 'claim'],
+      'DELETE /v1/namespaces/{namespace}/claims/{name}': ['deleteClaim', 'release'],
+    });
+  });
+
+  it('sends everything but claims to the api function', () => {
+    for (const route of ROUTES.filter((r) => r.resource !== 'claims')) expect(route.function).toBe('api');
+    expect(API_FUNCTIONS).toEqual(['api', 'claim', 'release']);
+  });
+});
+
+describe('matchRoute', () => {
+  it.each(ROUTES.map((route) => ({ route, name: label(route) })))(
+    'matches $name with its params',
+    ({ route }) => {
+      const result = matchRoute(route.method, concrete(route));
+      expect(result.match?.route).toBe(route);
+      const expected: Record<string, string> = {};
+      if (route.path.includes('{namespace}')) expected.namespace = 'default';
+      if (route.path.includes('{name}')) expected.name = 'my-object';
+      expect(result.match?.params).toEqual(expected);
+    },
+  );
+
+  it.each([
+    '/',
+    '',
+    '/v1',
+    '/v2/healthz',
+    '/v1/nope',
+    '/v1/healthz/',
+    '/healthz',
+    '/v1/namespaces',
+    '/v1/namespaces/default',
+    '/v1/namespaces/default/widgets',
+    '/v1/namespaces/default/widgets/a',
+    '/v1/namespaces/default/indexpools/a/b',
+    '/v1/namespaces/default/indexpools/',
+    '/v1/namespaces//indexpools',
+    '/v1/namespaces//indexpools/a',
+    '/v1/namespaces/default/IndexPools',
+    '//v1/healthz',
+  ])('finds no route and no allowed methods for %j', (path) => {
+    for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']) {
+      expect(matchRoute(method, path)).toEqual({ allowed: [] });
+    }
+  });
+
+  it.each([
+    { method: 'PATCH', path: '/v1/namespaces/default/indexpools/p', allowed: ['GET', 'PUT', 'DELETE'] },
+    { method: 'POST', path: '/v1/namespaces/default/claims/c', allowed: ['GET', 'PUT', 'DELETE'] },
+    { method: 'DELETE', path: '/v1/namespaces/default/claims', allowed: ['GET', 'POST'] },
+    { method: 'PUT', path: '/v1/namespaces/default/indices', allowed: ['GET', 'POST'] },
+    { method: 'POST', path: '/v1/healthz', allowed: ['GET'] },
+    { method: 'DELETE', path: '/v1/openapi.json', allowed: ['GET'] },
+    { method: 'HEAD', path: '/v1/healthz', allowed: ['GET'] },
+    { method: 'get', path: '/v1/healthz', allowed: ['GET'] },
+  ])('answers $method $path with no match and the served methods $allowed', ({ method, path, allowed }) => {
+    const result = matchRoute(method, path);
+    expect(result.match).toBeUndefined();
+    expect([...result.allowed].sort()).toEqual([...allowed].sort());
+  });
+
+  it.each([
+    { encoded: 'my%2Dclaim', decoded: 'my-claim' },
+    { encoded: '%61bc', decoded: 'abc' },
+    { encoded: 'a%2Fb', decoded: 'a/b' },
+    { encoded: 'a%20b', decoded: 'a b' },
+    { encoded: '%C3%A9', decoded: 'é' },
+  ])('decodes the percent-encoded name $encoded as $decoded', ({ encoded, decoded }) => {
+    const result = matchRoute('GET', `/v1/namespaces/default/claims/${encoded}`);
+    expect(result.match?.route.operation).toBe('read');
+    expect(result.match?.params.name).toBe(decoded);
+  });
+
+  it('decodes a percent-encoded namespace', () => {
+    expect(matchRoute('GET', '/v1/namespaces/d%65fault/claims').match?.params).toEqual({
+      namespace: 'default',
+    });
+  });
+
+  it.each(['%', '%E0%A4%A', '%zz', 'a%2', '%C3'])(
+    'does not throw on the malformed name %j, and matches nothing',
+    (bad) => {
+      for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
+        let result: ReturnType<typeof matchRoute> | undefined;
+        expect(() => {
+          result = matchRoute(method, `/v1/namespaces/default/claims/${bad}`);
+        }).not.toThrow();
+        expect(result!.match).toBeUndefined();
+      }
+    },
+  );
+
+  it('never throws on any path', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'), fc.string(), (method, path) => {
+        matchRoute(method, path);
+        matchRoute(method, `/v1/namespaces/${path}/claims/${path}`);
+      }),
+    );
+  });
+
+  it('round-trips any encoded name through its route', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), (name) => {
+        const result = matchRoute('DELETE', `/v1/namespaces/default/indexpools/${encodeURIComponent(name)}`);
+        expect(result.match?.route.operation).toBe('delete');
+        expect(result.match?.params.name).toBe(name);
+      }),
+    );
+  });
+
+  it('matches against a given route table', () => {
+    const routes: Route[] = [{ method: 'GET', path: '/x/{id}', operation: 'read', function: 'api' }];
+    expect(matchRoute('GET', '/x/7', routes).match?.params).toEqual({ id: '7' });
+    expect(matchRoute('GET', '/v1/healthz', routes)).toEqual({ allowed: [] });
+  });
+});
