@@ -104,7 +104,7 @@ function operation(route: Route) {
     };
   }
   return {
-    operationId: `${route.operation}${kind ?? ''}`,
+    operationId: `${route.operation.replace(/Claim$/, '')}${kind ?? ''}`,
     summary: kind ? `${route.operation} ${kind}` : route.operation,
     parameters,
     ...(route.method === 'POST' || route.method === 'PUT'
