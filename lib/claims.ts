@@ -292,30 +292,33 @@ function familyOf(space: PoolSpace): 4 | 6 | undefined {
 
 /**
  * Where this instance starts looking: the pool's hint (the stream function's lowest maybe-free position),
- * or past what this instance itself allocated since that hint was written. A release moves the hint
- * back, which drops the memory, so a lone caller still gets the lowest free candidate.
+ * or past what this instance itself allocated since that hint was written. Any recount writes new counts,
+ * which drops the memory, so a lone caller still gets the lowest free candidate after a release.
  */
-const frontiers = new Map<string, { hint: bigint; frontier: bigint }>();
+const frontiers = new Map<string, bigint>();
 
 function hintOf(pool: PoolRecord): bigint {
   const counts = pool.counts;
   return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
 }
 
+/** The memory is only good for the counts it was made against. */
+function frontierKey(pool: PoolRecord): string {
+  return `${pool.metadata.uid}/${pool.metadata.generation}/${pool.counts?.revision ?? '-'}`;
+}
+
 function searchStart(pool: PoolRecord): bigint {
   const hint = hintOf(pool);
-  const memory = frontiers.get(`${pool.metadata.uid}/${pool.metadata.generation}`);
-  return memory && memory.hint === hint && memory.frontier > hint ? memory.frontier : hint;
+  const frontier = frontiers.get(frontierKey(pool));
+  return frontier !== undefined && frontier > hint ? frontier : hint;
 }
 
 /** Everything from the hint up to `after` was held when this instance looked: start past it next time. */
 function rememberFrontier(pool: PoolRecord, after: bigint): void {
-  const key = `${pool.metadata.uid}/${pool.metadata.generation}`;
-  const hint = hintOf(pool);
-  const memory = frontiers.get(key);
-  if (memory && memory.hint === hint && memory.frontier >= after) return;
+  const key = frontierKey(pool);
+  if ((frontiers.get(key) ?? -1n) >= after) return;
   if (frontiers.size > 10_000) frontiers.clear();
-  frontiers.set(key, { hint, frontier: after });
+  frontiers.set(key, after);
 }
 
 /**
@@ -386,7 +389,7 @@ export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<C
   if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating'))
     return claim?.t === 'claim' ? claim : undefined;
   const pool = await readPool(ctx, poolIdOf(claim));
-  const { outcome } = await decide(ctx, claim, pool);
+  const { outcome } = await decide(ctx, claim, pool, Object.values(claim.offers ?? {}));
   return settle(ctx, key, claim, outcome);
 }
 

@@ -23,6 +23,8 @@ import { ALLOCATION_NAME_MAX, nameProblem } from './names.ts';
 import { allocationObject, claimObject, poolObject, spaceOf, type ApiObject } from './objects.ts';
 import type { AllocationRecord, ClaimRecord, ClaimSpec, ItemKey, PoolRecord } from './records.ts';
 import { poolSpecChecker, valueKind } from './spaces.ts';
+import { parseRange } from './ranges.ts';
+import { parsePrefix } from './ip.ts';
 import {
   ConditionFailedError,
   allocationKey,
@@ -31,7 +33,6 @@ import {
   nameKey,
   objectKey,
   type Stored,
-  type Table,
 } from './table.ts';
 import {
   Causes,
@@ -44,7 +45,15 @@ import {
   type JsonObject,
   type Metadata,
 } from './validation.ts';
-import { decide, poolIdOf, poolRefValid, readPool, settle, type ClaimContext } from './claims.ts';
+import {
+  decide,
+  HANDLER_DEADLINE_MS,
+  poolIdOf,
+  poolRefValid,
+  readPool,
+  settle,
+  type ClaimContext,
+} from './claims.ts';
 import { condition } from './objects.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { ParsedValue } from './values.ts';
@@ -69,7 +78,8 @@ const MAX_REPLACE_ATTEMPTS = 5;
 
 function namespaceOf(request: OperationRequest): string {
   const namespace = request.params.namespace ?? '';
-  if (nameProblem(namespace)) throw new NotFoundError(`namespace "${clipName(namespace)}" is not a valid namespace`);
+  if (nameProblem(namespace))
+    throw new NotFoundError(`namespace "${clipName(namespace)}" is not a valid namespace`);
   return namespace;
 }
 
@@ -95,8 +105,21 @@ function bodyObject(body: unknown): JsonObject {
   return body;
 }
 
-function newMetadata(name: string, namespace: string, labels: Record<string, string>, annotations: Record<string, string>): Metadata {
-  return { name, namespace, uid: randomUUID(), generation: 1, creationTimestamp: timestamp(), labels, annotations };
+function newMetadata(
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+): Metadata {
+  return {
+    name,
+    namespace,
+    uid: randomUUID(),
+    generation: 1,
+    creationTimestamp: timestamp(),
+    labels,
+    annotations,
+  };
 }
 
 function notFound(resource: Resource, name: string): NotFoundError {
@@ -120,7 +143,10 @@ function listQuery(request: OperationRequest): { limit: number; after?: string }
 }
 
 function listReply(items: ApiObject[], last: string | undefined): Reply {
-  return { statusCode: 200, body: { items, metadata: last === undefined ? {} : { continue: encodeContinue(last) } } };
+  return {
+    statusCode: 200,
+    body: { items, metadata: last === undefined ? {} : { continue: encodeContinue(last) } },
+  };
 }
 
 // ---------------------------------------------------------------- pools
@@ -159,7 +185,12 @@ async function createPool(info: PoolKindInfo, request: OperationRequest, ctx: Cl
   const record: PoolRecord = {
     t: 'pool',
     kind: info.kind,
-    metadata: newMetadata(checked.metadata.name, namespace, checked.metadata.labels, checked.metadata.annotations),
+    metadata: newMetadata(
+      checked.metadata.name,
+      namespace,
+      checked.metadata.labels,
+      checked.metadata.annotations,
+    ),
     spec: checked.spec,
     rv: 1,
   };
@@ -167,7 +198,10 @@ async function createPool(info: PoolKindInfo, request: OperationRequest, ctx: Cl
     await ctx.table.createObject(objectKey(namespace, info.resource, record.metadata.name), record);
   } catch (error) {
     if (error instanceof ConditionFailedError) {
-      throw new AlreadyExistsError(`${info.kind} "${record.metadata.name}" already exists`).about(info.kind, record.metadata.name);
+      throw new AlreadyExistsError(`${info.kind} "${record.metadata.name}" already exists`).about(
+        info.kind,
+        record.metadata.name,
+      );
     }
     throw error;
   }
@@ -186,13 +220,24 @@ async function replacePool(info: PoolKindInfo, request: OperationRequest, ctx: C
   const key = objectKey(namespace, info.resource, name);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
     const current = await ctx.table.get<PoolRecord>(key);
-    if (current?.t !== 'pool') return createPool(info, { ...request, body: { ...body, metadata: { ...(body.metadata as object), name } } }, ctx);
+    if (current?.t !== 'pool')
+      return createPool(
+        info,
+        { ...request, body: { ...body, metadata: { ...(body.metadata as object), name } } },
+        ctx,
+      );
     const causes = new Causes();
     if (checked.spec.reclaimPolicy !== current.spec.reclaimPolicy) {
       causes.add('spec.reclaimPolicy', `is immutable (${current.spec.reclaimPolicy})`);
     }
-    if (info.kind === 'IPPrefixPool' && checked.spec.allocationPrefixLength !== current.spec.allocationPrefixLength) {
-      causes.add('spec.allocationPrefixLength', `is immutable (${String(current.spec.allocationPrefixLength)})`);
+    if (
+      info.kind === 'IPPrefixPool' &&
+      checked.spec.allocationPrefixLength !== current.spec.allocationPrefixLength
+    ) {
+      causes.add(
+        'spec.allocationPrefixLength',
+        `is immutable (${String(current.spec.allocationPrefixLength)})`,
+      );
     }
     causes.throwIfAny(info.kind, name);
     const specChanged = !samePoolSpec(checked.spec, current.spec);
@@ -216,7 +261,10 @@ async function replacePool(info: PoolKindInfo, request: OperationRequest, ctx: C
       if (!(error instanceof ConditionFailedError)) throw error;
     }
   }
-  throw new AlreadyExistsError(`${info.kind} "${name}" changed while it was being replaced; retry`).about(info.kind, name);
+  throw new AlreadyExistsError(`${info.kind} "${name}" changed while it was being replaced; retry`).about(
+    info.kind,
+    name,
+  );
 }
 
 async function deletePool(info: PoolKindInfo, request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
@@ -256,7 +304,10 @@ function cascadeFlag(request: OperationRequest): boolean {
 
 function putName(request: OperationRequest, body: JsonObject, kind: string): string {
   const name = request.params.name ?? '';
-  const problem = nameProblem(name, poolInfoByAllocationResource(request.params.resource ?? '') ? ALLOCATION_NAME_MAX : 63);
+  const problem = nameProblem(
+    name,
+    poolInfoByAllocationResource(request.params.resource ?? '') ? ALLOCATION_NAME_MAX : 63,
+  );
   if (problem) throw InvalidError.field('metadata.name', problem).about(kind, clipName(name));
   void body;
   return name;
@@ -282,15 +333,24 @@ function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
         const value = valueKind(info.allocationKind).parse(spec.value);
         if (!value.ok) causes.add('spec.value', value.problem);
         else claimSpec.value = value.value.value;
-      } else if (typeof spec.value === 'string' || typeof spec.value === 'number') claimSpec.value = String(spec.value);
+      } else if (typeof spec.value === 'string' || typeof spec.value === 'number')
+        claimSpec.value = String(spec.value);
       else causes.add('spec.value', 'must be a string or an integer');
     }
     if (spec.within !== undefined) {
-      if (typeof spec.within !== 'string' || spec.within.length > 100) causes.add('spec.within', 'must be a range "a..b" or a CIDR');
-      else claimSpec.within = spec.within;
+      if (typeof spec.within !== 'string' || spec.within.length > 100)
+        causes.add('spec.within', 'must be a range "a..b" or a CIDR');
+      else {
+        // Its form follows from poolRef.kind, as the value's does: a malformed one is refused now, not
+        // stored to turn PoolExhausted once the pool appears.
+        const problem = info ? withinProblem(info.kind, spec.within) : undefined;
+        if (problem) causes.add('spec.within', problem);
+        else claimSpec.within = spec.within;
+      }
     }
     if (spec.reserved !== undefined) {
-      if (!Array.isArray(spec.reserved) || spec.reserved.length > 256) causes.add('spec.reserved', 'must be a list of at most 256 addresses');
+      if (!Array.isArray(spec.reserved) || spec.reserved.length > 256)
+        causes.add('spec.reserved', 'must be a list of at most 256 addresses');
       else if (info?.kind === 'IPAddressPool') {
         claimSpec.reserved = spec.reserved.map((entry: unknown, i) => {
           const value = valueKind('IPAddress').parse(entry);
@@ -307,6 +367,12 @@ function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
   return { metadata, spec: claimSpec };
 }
 
+/** Why `within` is not of the form its pool kind takes ("a..b" for IndexPool, a CIDR for IP pools). */
+function withinProblem(kind: PoolKindInfo['kind'], within: string): string | undefined {
+  const parsed = kind === 'IndexPool' ? parseRange(within) : parsePrefix(within);
+  return parsed.ok ? undefined : parsed.problem;
+}
+
 /** Checks a claim's `within`, `reserved` and `value` against its pool when the pool exists (422 on misfit). */
 function checkClaimAgainstPool(spec: ClaimSpec, pool: PoolRecord, name: string): void {
   const space = spaceOf(pool);
@@ -315,7 +381,8 @@ function checkClaimAgainstPool(spec: ClaimSpec, pool: PoolRecord, name: string):
   if ('causes' in restricted) causes.addAll(restricted.causes);
   if (spec.value !== undefined) {
     const value = valueKind(poolKindInfo(pool.kind)!.allocationKind).parse(spec.value);
-    if (value.ok && !space.fits(value.value)) causes.add('spec.value', `is not of the pool's address family or prefix length`);
+    if (value.ok && !space.fits(value.value))
+      causes.add('spec.value', `is not of the pool's address family or prefix length`);
   }
   causes.throwIfAny('Claim', name);
 }
@@ -335,8 +402,11 @@ async function createClaim(request: OperationRequest, ctx: ClaimContext, name?: 
     t: 'claim',
     metadata: newMetadata(claimName, namespace, checked.metadata.labels, checked.metadata.annotations),
     spec: checked.spec,
-    status: { conditions: [condition('Allocated', 'Unknown', 'Allocating', 'a value is being allocated', now)] },
+    status: {
+      conditions: [condition('Allocated', 'Unknown', 'Allocating', 'a value is being allocated', now)],
+    },
     phase: 'Allocating',
+    allocatingUntil: new Date(Date.now() + HANDLER_DEADLINE_MS).toISOString(),
     rv: 1,
   };
   const refValid = poolRefValid(record);
@@ -380,7 +450,11 @@ function sameClaimSpec(a: ClaimSpec, b: ClaimSpec): boolean {
 
 function normalizeSpec(spec: ClaimSpec) {
   return {
-    poolRef: { kind: spec.poolRef.kind, name: spec.poolRef.name, apiVersion: spec.poolRef.apiVersion ?? API_VERSION },
+    poolRef: {
+      kind: spec.poolRef.kind,
+      name: spec.poolRef.name,
+      apiVersion: spec.poolRef.apiVersion ?? API_VERSION,
+    },
     value: spec.value,
     within: spec.within,
     reserved: spec.reserved,
@@ -400,11 +474,15 @@ async function replaceClaim(request: OperationRequest, ctx: ClaimContext): Promi
     const causes = new Causes();
     const was = normalizeSpec(current.spec);
     const now = normalizeSpec(checked.spec);
-    if (JSON.stringify(was.poolRef) !== JSON.stringify(now.poolRef)) causes.add('spec.poolRef', 'is immutable');
+    if (JSON.stringify(was.poolRef) !== JSON.stringify(now.poolRef))
+      causes.add('spec.poolRef', 'is immutable');
     if (current.phase === 'Allocated') {
       for (const field of ['value', 'within', 'reserved'] as const) {
         if (JSON.stringify(was[field]) !== JSON.stringify(now[field])) {
-          causes.add(`spec.${field}`, 'cannot change while the claim holds a value; delete and recreate the claim');
+          causes.add(
+            `spec.${field}`,
+            'cannot change while the claim holds a value; delete and recreate the claim',
+          );
         }
       }
     }
@@ -442,12 +520,21 @@ async function replaceClaim(request: OperationRequest, ctx: ClaimContext): Promi
     }
     return { statusCode: 200, body: claimObject(record) };
   }
-  throw new AlreadyExistsError(`Claim "${name}" changed while it was being replaced; retry`).about('Claim', name);
+  throw new AlreadyExistsError(`Claim "${name}" changed while it was being replaced; retry`).about(
+    'Claim',
+    name,
+  );
 }
 
+/** A stored claim without its key and index attributes: the table adds those back on every write. */
 function stripKeys<T extends object>(item: T): T {
-  const { pk, sk, wpk, wsk, ...rest } = item as T & { pk?: string; sk?: string; wpk?: string; wsk?: string };
-  void pk, void sk, void wpk, void wsk;
+  const {
+    pk: _pk,
+    sk: _sk,
+    wpk: _wpk,
+    wsk: _wsk,
+    ...rest
+  } = item as T & Partial<Record<'pk' | 'sk' | 'wpk' | 'wsk', string>>;
   return rest as T;
 }
 
@@ -471,9 +558,18 @@ interface CheckedAllocation {
   value: ParsedValue;
 }
 
-function checkAllocationBody(info: PoolKindInfo, namespace: string, body: JsonObject, name?: string): CheckedAllocation {
+function checkAllocationBody(
+  info: PoolKindInfo,
+  namespace: string,
+  body: JsonObject,
+  name?: string,
+): CheckedAllocation {
   const causes = new Causes();
-  const metadata = checkEnvelope(body, { kind: info.allocationKind, namespace, pathName: name, nameMax: ALLOCATION_NAME_MAX }, causes);
+  const metadata = checkEnvelope(
+    body,
+    { kind: info.allocationKind, namespace, pathName: name, nameMax: ALLOCATION_NAME_MAX },
+    causes,
+  );
   const spec = body.spec;
   let value: ParsedValue | undefined;
   const record: Omit<AllocationRecord, 'metadata'> = {
@@ -490,11 +586,16 @@ function checkAllocationBody(info: PoolKindInfo, namespace: string, body: JsonOb
     const ref = objectRef(spec.poolRef, 'spec.poolRef', causes);
     if (ref) {
       if (ref.kind !== info.kind) causes.add('spec.poolRef.kind', `must be ${info.kind}`);
-      if (ref.apiVersion !== undefined && ref.apiVersion !== API_VERSION) causes.add('spec.poolRef.apiVersion', `must be ${API_VERSION}`);
+      if (ref.apiVersion !== undefined && ref.apiVersion !== API_VERSION)
+        causes.add('spec.poolRef.apiVersion', `must be ${API_VERSION}`);
       record.spec.poolRef = { apiVersion: API_VERSION, kind: info.kind, name: ref.name };
     }
     const parsed = valueKind(info.allocationKind).parse(spec[info.valueField]);
-    if (!parsed.ok) causes.add(`spec.${info.valueField}`, spec[info.valueField] === undefined ? 'is required' : parsed.problem);
+    if (!parsed.ok)
+      causes.add(
+        `spec.${info.valueField}`,
+        spec[info.valueField] === undefined ? 'is required' : parsed.problem,
+      );
     else {
       value = parsed.value;
       record.value = parsed.value.value;
@@ -509,7 +610,11 @@ function checkAllocationBody(info: PoolKindInfo, namespace: string, body: JsonOb
         if (claimRef.uid !== undefined && (typeof claimRef.uid !== 'string' || claimRef.uid.length > 253)) {
           causes.add('spec.claimRef.uid', 'must be a string');
         }
-        if (!problem) record.spec.claimRef = { name: claimRef.name as string, uid: (claimRef.uid as string | undefined) ?? '' };
+        if (!problem)
+          record.spec.claimRef = {
+            name: claimRef.name as string,
+            uid: (claimRef.uid as string | undefined) ?? '',
+          };
       }
     }
     const owner = ownerRef(spec.owner, 'spec.owner', causes);
@@ -521,7 +626,10 @@ function checkAllocationBody(info: PoolKindInfo, namespace: string, body: JsonOb
     const standsFor = valueKind(info.allocationKind).parseAllocationName(finalName);
     const own = valueKind(info.allocationKind).allocationName(record.spec.poolRef.name, value);
     if (standsFor && finalName !== own) {
-      causes.add('metadata.name', `names value ${standsFor.value.value} of pool ${standsFor.pool}; use ${own} or a name of another form`);
+      causes.add(
+        'metadata.name',
+        `names value ${standsFor.value.value} of pool ${standsFor.pool}; use ${own} or a name of another form`,
+      );
     }
   }
   causes.throwIfAny(info.allocationKind, finalName);
@@ -537,7 +645,11 @@ async function findAllocation(
 ): Promise<Stored<AllocationRecord> | undefined> {
   const standsFor = valueKind(info.allocationKind).parseAllocationName(name);
   if (standsFor && nameProblem(standsFor.pool) === undefined) {
-    const key = allocationKey({ namespace, kind: info.kind, name: standsFor.pool }, info.allocationKind, standsFor.value);
+    const key = allocationKey(
+      { namespace, kind: info.kind, name: standsFor.pool },
+      info.allocationKind,
+      standsFor.value,
+    );
     const item = await ctx.table.get<AllocationRecord>(key);
     if (item?.t === 'alloc' && item.metadata.name === name) return item;
     return undefined;
@@ -555,7 +667,10 @@ function isCustomName(allocation: AllocationRecord): boolean {
 
 async function deleteCustomName(ctx: ClaimContext, allocation: Stored<AllocationRecord>, resource: Resource) {
   if (isCustomName(allocation)) {
-    await ctx.table.deleteName(nameKey(allocation.metadata.namespace, resource, allocation.metadata.name), allocation);
+    await ctx.table.deleteName(
+      nameKey(allocation.metadata.namespace, resource, allocation.metadata.name),
+      allocation,
+    );
   }
 }
 
@@ -564,17 +679,22 @@ async function poolOf(ctx: ClaimContext, namespace: string, info: PoolKindInfo, 
   return pool?.t === 'pool' ? pool : undefined;
 }
 
-async function createAllocation(info: PoolKindInfo, request: OperationRequest, ctx: ClaimContext, name?: string): Promise<Reply> {
+async function createAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+  name?: string,
+): Promise<Reply> {
   const namespace = namespaceOf(request);
   const body = bodyObject(request.body);
   const checked = checkAllocationBody(info, namespace, body, name);
   const allocationName = checked.metadata.name || name!;
   const pool = await poolOf(ctx, namespace, info, checked.record.spec.poolRef.name);
   if (pool && !spaceOf(pool).fits(checked.value)) {
-    throw InvalidError.field(`spec.${info.valueField}`, `is not of pool ${pool.metadata.name}'s address family or prefix length`).about(
-      info.allocationKind,
-      allocationName,
-    );
+    throw InvalidError.field(
+      `spec.${info.valueField}`,
+      `is not of pool ${pool.metadata.name}'s address family or prefix length`,
+    ).about(info.allocationKind, allocationName);
   }
   const record: AllocationRecord = {
     ...checked.record,
@@ -584,25 +704,39 @@ async function createAllocation(info: PoolKindInfo, request: OperationRequest, c
   const key = allocationKey(poolId, info.allocationKind, checked.value);
   const custom = isCustomName(record);
   // A custom name is reserved first, so a retry after a crash finds its own reservation and completes.
-  if (custom && !(await ctx.table.putName(nameKey(namespace, info.allocationResource, allocationName), key))) {
-    throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(info.allocationKind, allocationName);
+  if (
+    custom &&
+    !(await ctx.table.putName(nameKey(namespace, info.allocationResource, allocationName), key))
+  ) {
+    throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
+      info.allocationKind,
+      allocationName,
+    );
   }
   if (!(await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource))) {
     const holder = await ctx.table.get<AllocationRecord>(key);
     if (holder?.metadata.name === allocationName) {
       if (name !== undefined) return replaceAllocation(info, request, ctx);
-      throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(info.allocationKind, allocationName);
+      throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
+        info.allocationKind,
+        allocationName,
+      );
     }
     if (custom) await ctx.table.deleteName(nameKey(namespace, info.allocationResource, allocationName), key);
     throw new AlreadyExistsError(
       `${checked.value.value} of ${info.kind} ${poolId.name} is already held by ${info.allocationKind} "${holder?.metadata.name ?? '?'}"`,
     ).about(info.allocationKind, allocationName);
   }
-  if (record.spec.claimRef) await ctx.table.offerToClaim(claimKeyOf(namespace, record.spec.claimRef.name), key);
+  if (record.spec.claimRef)
+    await ctx.table.offerToClaim(claimKeyOf(namespace, record.spec.claimRef.name), key);
   return { statusCode: 201, body: allocationObject(record, pool) };
 }
 
-async function replaceAllocation(info: PoolKindInfo, request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
+async function replaceAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
   const namespace = namespaceOf(request);
   const body = bodyObject(request.body);
   const name = putName(request, body, info.allocationKind);
@@ -611,7 +745,8 @@ async function replaceAllocation(info: PoolKindInfo, request: OperationRequest, 
     if (!current) return createAllocation(info, request, ctx, name);
     const checked = checkAllocationBody(info, namespace, body, name);
     const causes = new Causes();
-    if (checked.record.spec.poolRef.name !== current.spec.poolRef.name) causes.add('spec.poolRef', 'is immutable');
+    if (checked.record.spec.poolRef.name !== current.spec.poolRef.name)
+      causes.add('spec.poolRef', 'is immutable');
     if (checked.value.value !== current.value) causes.add(`spec.${info.valueField}`, 'is immutable');
     const before = current.spec.claimRef;
     const after = checked.record.spec.claimRef;
@@ -628,7 +763,9 @@ async function replaceAllocation(info: PoolKindInfo, request: OperationRequest, 
         ...current.metadata,
         labels: checked.metadata.labels,
         annotations: checked.metadata.annotations,
-        generation: current.metadata.generation + (JSON.stringify(current.spec) === JSON.stringify(checked.record.spec) ? 0 : 1),
+        generation:
+          current.metadata.generation +
+          (JSON.stringify(current.spec) === JSON.stringify(checked.record.spec) ? 0 : 1),
       },
       rv: current.rv + 1,
     };
@@ -644,14 +781,26 @@ async function replaceAllocation(info: PoolKindInfo, request: OperationRequest, 
       if (error instanceof ConditionFailedError) continue;
       throw error;
     }
-    if (record.spec.claimRef) await ctx.table.offerToClaim(claimKeyOf(namespace, record.spec.claimRef.name), current);
+    // The offer is the key alone: a claim reads it back with GetItem, which rejects any other attribute.
+    if (record.spec.claimRef) {
+      await ctx.table.offerToClaim(claimKeyOf(namespace, record.spec.claimRef.name), {
+        pk: current.pk,
+        sk: current.sk,
+      });
+    }
     const pool = await poolOf(ctx, namespace, info, record.spec.poolRef.name);
     return { statusCode: 200, body: allocationObject(record, pool) };
   }
-  throw new AlreadyExistsError(`${info.allocationKind} "${name}" changed while it was being replaced; retry`).about(info.allocationKind, name);
+  throw new AlreadyExistsError(
+    `${info.allocationKind} "${name}" changed while it was being replaced; retry`,
+  ).about(info.allocationKind, name);
 }
 
-async function readAllocation(info: PoolKindInfo, request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
+async function readAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
   const namespace = namespaceOf(request);
   const name = pathName(request, info.allocationResource);
   const allocation = await findAllocation(ctx, info, namespace, name);
@@ -660,23 +809,35 @@ async function readAllocation(info: PoolKindInfo, request: OperationRequest, ctx
   return { statusCode: 200, body: allocationObject(allocation, pool) };
 }
 
-async function deleteAllocation(info: PoolKindInfo, request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
+async function deleteAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
   const namespace = namespaceOf(request);
   const name = pathName(request, info.allocationResource);
   const allocation = await findAllocation(ctx, info, namespace, name);
   if (!allocation) throw notFound(info.allocationResource, name);
-  const deleted = await ctx.table.deleteItem<AllocationRecord>({ pk: allocation.pk, sk: allocation.sk }, { uid: allocation.metadata.uid });
+  const deleted = await ctx.table.deleteItem<AllocationRecord>(
+    { pk: allocation.pk, sk: allocation.sk },
+    { uid: allocation.metadata.uid },
+  );
   if (!deleted) throw notFound(info.allocationResource, name);
   await deleteCustomName(ctx, deleted, info.allocationResource);
   const pool = await poolOf(ctx, namespace, info, deleted.spec.poolRef.name);
   return { statusCode: 200, body: allocationObject(deleted, pool) };
 }
 
-async function listAllocations(info: PoolKindInfo, request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
+async function listAllocations(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
   const namespace = namespaceOf(request);
   const { limit, after } = listQuery(request);
   const poolFilter = request.query.pool;
-  if (poolFilter !== undefined && nameProblem(poolFilter)) throw new BadRequestError('pool must be a pool name');
+  if (poolFilter !== undefined && nameProblem(poolFilter))
+    throw new BadRequestError('pool must be a pool name');
   const page = await ctx.table.listAllocations(namespace, info.allocationResource, poolFilter, limit, after);
   const pools = new Map<string, PoolRecord | undefined>();
   const items: ApiObject[] = [];
@@ -706,7 +867,9 @@ async function listObjects(resource: Resource, request: OperationRequest, ctx: C
   const namespace = namespaceOf(request);
   const { limit, after } = listQuery(request);
   const page = await ctx.table.listObjects<PoolRecord | ClaimRecord>(namespace, resource, limit, after);
-  const items = page.items.map((item) => (item.t === 'claim' ? claimObject(item) : poolObject(item as PoolRecord)));
+  const items = page.items.map((item) =>
+    item.t === 'claim' ? claimObject(item) : poolObject(item as PoolRecord),
+  );
   return listReply(items, page.last);
 }
 

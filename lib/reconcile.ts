@@ -22,6 +22,7 @@
  *   pool inserted, spec changed    claims may fit now                    recount, wake waiting claims
  *   any allocation change          counts and hint moved                 recount the pool, wake waiters
  */
+import { randomUUID } from 'node:crypto';
 import { ordinalOf, containsSlot } from './candidates.ts';
 import { bindable, poolKeyOf, reconcileClaim, settle, type ClaimContext, type Outcome } from './claims.ts';
 import { allocationRefOf, condition, spaceOf } from './objects.ts';
@@ -227,6 +228,7 @@ export async function refreshPool(ctx: ClaimContext, id: PoolId): Promise<void> 
     searchFrom: searchFrom.toString(),
     generation: pool.metadata.generation,
     updatedAt: timestamp(),
+    revision: randomUUID(),
     available,
     availableSince:
       previous?.available === available && previous.availableSince ? previous.availableSince : timestamp(),

@@ -28,6 +28,8 @@ export interface PoolCounts {
   /** The pool generation the counts were made for. */
   generation: number;
   updatedAt: string;
+  /** Unique per counts write: what a claim handler's search memory is keyed on. */
+  revision: string;
   /** When the Available condition last changed. */
   availableSince?: string;
   available?: boolean;
@@ -70,6 +72,8 @@ export interface ClaimRecord {
   allocatingUntil?: string;
   /** The key of the allocation object the claim holds, while it holds one. */
   bound?: ItemKey;
+  /** Allocation objects offered to this claim's name (pre-provisioned or retained), as hints. */
+  offers?: Record<string, ItemKey>;
   rv: number;
 }
 

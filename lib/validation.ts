@@ -64,7 +64,11 @@ function stringMap(value: unknown, field: string, causes: Causes): Record<string
   }
   const result: Record<string, string> = {};
   for (const [key, entry] of entries) {
-    if (key.length === 0 || key.length > 253) causes.add(`${field}[${clip(key)}]`, 'keys are 1 to 253 characters');
+    if (key.length === 0 || key.length > 253)
+      causes.add(`${field}[${clip(key)}]`, 'keys are 1 to 253 characters');
+    // JSON objects cannot keep "__proto__" as an ordinary key through every parser (nor is it a valid
+    // Kubernetes key), so it is refused rather than silently dropped.
+    else if (key === '__proto__') causes.add(`${field}[${key}]`, 'is a reserved key');
     else if (typeof entry !== 'string') causes.add(`${field}[${key}]`, 'must be a string');
     else if (entry.length > 1024) causes.add(`${field}[${key}]`, 'must be at most 1024 characters');
     else result[key] = entry;
@@ -155,6 +159,7 @@ export function objectRef(value: unknown, field: string, causes: Causes): Object
 }
 
 export interface OwnerRef {
+  apiVersion?: string;
   kind: string;
   name: string;
   uid?: string;
@@ -174,6 +179,16 @@ export function ownerRef(value: unknown, field: string, causes: Causes): OwnerRe
     if (typeof entry !== 'string' || entry.length === 0 || entry.length > 253) {
       causes.add(`${field}.${key}`, 'must be a string of 1 to 253 characters');
     } else owner[key] = entry;
+  }
+  // Accepted above, so kept: the owner is copied to the allocation object as given (api.md, "Claim").
+  if (value.apiVersion !== undefined) {
+    if (
+      typeof value.apiVersion !== 'string' ||
+      value.apiVersion.length === 0 ||
+      value.apiVersion.length > 253
+    ) {
+      causes.add(`${field}.apiVersion`, 'must be a string of 1 to 253 characters');
+    } else owner.apiVersion = value.apiVersion;
   }
   return owner;
 }

@@ -402,7 +402,7 @@ describe('ownerRef', () => {
       value: { kind: 'Machine', name: 'M_1'.repeat(84) + 'x' },
       owner: { kind: 'Machine', name: 'M_1'.repeat(84) + 'x' },
     },
-    { value: { kind: 'K', name: 'n', apiVersion: 'v1' }, owner: { kind: 'K', name: 'n' } },
+    { value: { kind: 'K', name: 'n', apiVersion: 'v1' }, owner: { kind: 'K', name: 'n', apiVersion: 'v1' } },
   ])('reads $value', ({ value, owner }) => {
     expect(read(value)).toEqual({ owner, causes: [] });
   });
