@@ -28,7 +28,9 @@ export class Causes {
     if (this.empty) return;
     const first = this.list[0]!;
     const more = this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : '';
-    throw new InvalidError(`${first.field}: ${first.message}${more}`, this.list).about(kind, name);
+    // A cause that already names its field reads alone (api.md's example message).
+    const lead = first.message.startsWith(first.field) ? first.message : `${first.field}: ${first.message}`;
+    throw new InvalidError(`${lead}${more}`, this.list).about(kind, name);
   }
 }
 

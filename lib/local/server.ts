@@ -154,9 +154,10 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     store,
     stream,
     async close() {
-      stream?.stop();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections?.();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await stream?.stop();
       client.destroy();
       await store.close();
     },

@@ -158,8 +158,10 @@ export class LocalStream {
     }
   }
 
-  stop(): void {
+  /** Stops delivering; resolves once the batches in flight have finished (so the store can close). */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const shard of this.shards) if (shard.timer) clearTimeout(shard.timer);
+    while (this.shards.some((shard) => shard.busy)) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
