@@ -16,8 +16,8 @@ import {
 } from '../lib/errors.ts';
 import { operationFor, type OperationRequest, type Reply } from '../lib/operations.ts';
 import { matchRoute, ROUTES } from '../lib/routes.ts';
-import { Table } from '../lib/table.ts';
 import type { ClaimContext } from '../lib/claims.ts';
+import { lazyContext } from './context.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -88,12 +88,7 @@ const statusErrorsOnError = (request: middy.Request<Event, APIGatewayProxyStruct
 
 /** Builds the handler; tests and the local server pass their own table and clock. */
 export function createHttpHandler(context?: Partial<ClaimContext>) {
-  let ctx: ClaimContext | undefined;
-  const contextOf = (): ClaimContext =>
-    (ctx ??= {
-      table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }),
-      ...context,
-    } as ClaimContext);
+  const contextOf = lazyContext(context);
 
   const route = async (event: Event): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';

@@ -9,8 +9,9 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { ClaimContext } from '../lib/claims.ts';
+import { lazyContext } from './context.ts';
 import { reconcileRecord, refreshPool, type ChangeRecord } from '../lib/reconcile.ts';
-import { Table, type PoolId } from '../lib/table.ts';
+import type { PoolId } from '../lib/table.ts';
 
 const logger = new Logger({ serviceName: 'allot' });
 
@@ -29,12 +30,7 @@ const poolKey = (pool: PoolId) => `${pool.namespace}\u0000${pool.kind}\u0000${po
 
 /** Builds the handler; tests and the local stream emulation pass their own table. */
 export function createStreamHandler(context?: Partial<ClaimContext>) {
-  let ctx: ClaimContext | undefined;
-  const contextOf = (): ClaimContext =>
-    (ctx ??= {
-      table: context?.table ?? new Table({ tableName: process.env.TABLE_NAME ?? 'allot' }),
-      ...context,
-    } as ClaimContext);
+  const contextOf = lazyContext(context);
 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
     const touched = new Map<string, { pool: PoolId; records: string[] }>();

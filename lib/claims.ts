@@ -25,6 +25,11 @@ export interface ClaimContext {
   table: Table;
   now?: () => string;
   random?: () => number;
+  /**
+   * Where this instance's searches may start, per pool and counts revision (see searchStart): one per
+   * handler instance, as each Lambda instance has its own.
+   */
+  frontiers?: Map<string, bigint>;
 }
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
@@ -63,7 +68,8 @@ export function waitingOutcome(reason: WaitingReason, message: string, since: st
   };
 }
 
-function allocatedOutcome(
+/** A claim holding `allocation` (at `key`). */
+export function allocatedOutcome(
   claim: ClaimRecord,
   allocation: AllocationRecord,
   key: ItemKey,
@@ -254,7 +260,7 @@ export async function decide(
   }
 
   const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
-  const from = unrestricted ? searchStart(pool) : 0n;
+  const from = unrestricted ? searchStart(ctx, pool) : 0n;
   if (from >= space.total && unrestricted) {
     return {
       outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now),
@@ -277,7 +283,7 @@ export async function decide(
       : `no candidate of ${ref.name} within this claim's limits is free`;
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions: next.collisions };
   }
-  if (unrestricted) rememberFrontier(pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
+  if (unrestricted) rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
   const key = allocationKey(poolId, info.allocationKind, next.value);
   const created = newAllocation(claim, pool, next.value, now);
   return {
@@ -295,8 +301,6 @@ function familyOf(space: PoolSpace): 4 | 6 | undefined {
  * or past what this instance itself allocated since that hint was written. Any recount writes new counts,
  * which drops the memory, so a lone caller still gets the lowest free candidate after a release.
  */
-const frontiers = new Map<string, bigint>();
-
 function hintOf(pool: PoolRecord): bigint {
   const counts = pool.counts;
   return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
@@ -307,14 +311,15 @@ function frontierKey(pool: PoolRecord): string {
   return `${pool.metadata.uid}/${pool.metadata.generation}/${pool.counts?.revision ?? '-'}`;
 }
 
-function searchStart(pool: PoolRecord): bigint {
+function searchStart(ctx: ClaimContext, pool: PoolRecord): bigint {
   const hint = hintOf(pool);
-  const frontier = frontiers.get(frontierKey(pool));
+  const frontier = ctx.frontiers?.get(frontierKey(pool));
   return frontier !== undefined && frontier > hint ? frontier : hint;
 }
 
 /** Everything from the hint up to `after` was held when this instance looked: start past it next time. */
-function rememberFrontier(pool: PoolRecord, after: bigint): void {
+function rememberFrontier(ctx: ClaimContext, pool: PoolRecord, after: bigint): void {
+  const frontiers = (ctx.frontiers ??= new Map());
   const key = frontierKey(pool);
   if ((frontiers.get(key) ?? -1n) >= after) return;
   if (frontiers.size > 10_000) frontiers.clear();

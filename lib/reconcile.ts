@@ -24,8 +24,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ordinalOf, containsSlot } from './candidates.ts';
-import { bindable, poolKeyOf, reconcileClaim, settle, type ClaimContext, type Outcome } from './claims.ts';
-import { allocationRefOf, condition, spaceOf } from './objects.ts';
+import {
+  allocatedOutcome,
+  bindable,
+  poolKeyOf,
+  reconcileClaim,
+  settle,
+  type ClaimContext,
+} from './claims.ts';
+import { spaceOf } from './objects.ts';
 import { poolInfoByAllocationKind, poolKindInfo, type PoolKind } from './kinds.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolCounts, PoolRecord } from './records.ts';
 import { valueKind } from './spaces.ts';
@@ -133,7 +140,7 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
         await ctx.table.deleteBoundAllocation(record.keys, ref.name, ref.uid);
       return pools;
     }
-    await settle(ctx, key, live, heldOutcome(live, allocation, record.keys));
+    await settle(ctx, key, live, allocatedOutcome(live, allocation, record.keys, timestamp()));
     return pools;
   }
   if (ref.uid !== '' && allocation.origin === 'claim') {
@@ -148,7 +155,7 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
         spec: { ...allocation.spec, claimRef: { name: ref.name, uid: live.metadata.uid } },
       };
       await settle(ctx, key, live, {
-        ...heldOutcome(live, bound, record.keys),
+        ...allocatedOutcome(live, bound, record.keys, timestamp()),
         took: { key: record.keys, created: false, previousUid: ref.uid },
       });
     }
@@ -156,26 +163,6 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
   }
   if (!live?.bound) await ctx.table.offerToClaim(key, record.keys);
   return pools;
-}
-
-function heldOutcome(claim: ClaimRecord, allocation: AllocationRecord, key: ItemKey): Outcome {
-  return {
-    phase: 'Allocated',
-    bound: key,
-    status: {
-      value: allocation.value,
-      allocationRef: allocationRefOf(allocation.kind, allocation.metadata.name),
-      conditions: [
-        condition(
-          'Allocated',
-          'True',
-          'Allocated',
-          `holds ${allocation.value} of ${claim.spec.poolRef.kind} ${claim.spec.poolRef.name}`,
-          timestamp(),
-        ),
-      ],
-    },
-  };
 }
 
 /** An allocation object went: if a claim still held it (a user deleted it), that claim allocates again. */

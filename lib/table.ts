@@ -106,6 +106,18 @@ function allocationIndexKeys(
   return { gpk: `${namespace}#${resource}#${Number(slot % BigInt(LIST_SHARDS))}`, gsk: `${pool}#${sk}` };
 }
 
+/** An allocation object as stored: its record, its key, and its entry in the `allocations` index. */
+function allocationItem(key: ItemKey, record: AllocationRecord, slot: bigint, resource: Resource): Item {
+  const index = allocationIndexKeys(
+    record.metadata.namespace,
+    resource,
+    record.spec.poolRef.name,
+    slot,
+    key.sk,
+  );
+  return { ...key, ...record, ...index };
+}
+
 export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
   return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
 }
@@ -455,17 +467,7 @@ export class Table {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            ...key,
-            ...record,
-            ...allocationIndexKeys(
-              record.metadata.namespace,
-              resource,
-              record.spec.poolRef.name,
-              slot,
-              key.sk,
-            ),
-          },
+          Item: allocationItem(key, record, slot, resource),
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
@@ -488,17 +490,7 @@ export class Table {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            ...key,
-            ...record,
-            ...allocationIndexKeys(
-              record.metadata.namespace,
-              resource,
-              record.spec.poolRef.name,
-              slot,
-              key.sk,
-            ),
-          },
+          Item: allocationItem(key, record, slot, resource),
           ConditionExpression: 'rv = :rv',
           ExpressionAttributeValues: { ':rv': rv },
         }),
