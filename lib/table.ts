@@ -22,6 +22,7 @@ import {
   type DynamoDBClientConfig,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchWriteCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -475,6 +476,28 @@ export class Table {
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
+    }
+  }
+
+  /**
+   * Writes allocation objects unconditionally, 25 to a request: only for filling a pool in the benchmark,
+   * never on a request path (there the conditional put is the arbiter).
+   */
+  async writeAllocations(
+    entries: readonly { key: ItemKey; record: AllocationRecord; slot: bigint; resource: Resource }[],
+  ): Promise<void> {
+    for (let start = 0; start < entries.length; start += 25) {
+      let requests: Record<string, { PutRequest: { Item: Item } }[]> | undefined = {
+        [this.tableName]: entries
+          .slice(start, start + 25)
+          .map(({ key, record, slot, resource }) => ({
+            PutRequest: { Item: allocationItem(key, record, slot, resource) },
+          })),
+      };
+      while (requests && Object.keys(requests).length > 0) {
+        const result = await this.doc.send(new BatchWriteCommand({ RequestItems: requests }));
+        requests = result.UnprocessedItems as typeof requests;
+      }
     }
   }
 
