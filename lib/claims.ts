@@ -133,7 +133,8 @@ async function bind(
   };
 }
 
-function newAllocation(
+/** The allocation object a claim writes when it gets `value` (the benchmark pre-fills pools with these). */
+export function newAllocation(
   claim: ClaimRecord,
   pool: PoolRecord,
   value: ParsedValue,
