@@ -206,15 +206,22 @@ export async function decide(
     const message = restricted.causes.map((cause) => `${cause.field}: ${cause.message}`).join('; ');
     return { outcome: waitingOutcome('PoolExhausted', `cannot be met: ${message}`, now), collisions: 0 };
   }
-  const tryCreate = (value: ParsedValue) => {
+  // The conditional put of the allocation object; `created` keeps the one that won.
+  let created: { key: ItemKey; record: AllocationRecord } | undefined;
+  const tryCreate = async (value: ParsedValue) => {
     const key = allocationKey(poolId, info.allocationKind, value);
-    return ctx.table.putAllocation(
-      key,
-      newAllocation(claim, pool, value, now),
-      value.slot,
-      info.allocationResource,
-    );
+    const record = newAllocation(claim, pool, value, now);
+    if (!(await ctx.table.putAllocation(key, record, value.slot, info.allocationResource))) return false;
+    created = { key, record };
+    return true;
   };
+  const allocated = (collisions: number): Decision => ({
+    outcome: {
+      ...allocatedOutcome(claim, created!.record, created!.key, now),
+      took: { key: created!.key, created: true, previousUid: '' },
+    },
+    collisions,
+  });
 
   if (claim.spec.value !== undefined) {
     const value = valueKind(info.allocationKind).parse(claim.spec.value);
@@ -233,17 +240,8 @@ export async function decide(
         collisions: 0,
       };
     }
+    if (await tryCreate(value.value)) return allocated(0);
     const key = allocationKey(poolId, info.allocationKind, value.value);
-    if (await tryCreate(value.value)) {
-      const created = newAllocation(claim, pool, value.value, now);
-      return {
-        outcome: {
-          ...allocatedOutcome(claim, created, key, now),
-          took: { key, created: true, previousUid: '' },
-        },
-        collisions: 0,
-      };
-    }
     const holder = await ctx.table.get<AllocationRecord>(key);
     if (holder && bindable(holder, claim)) {
       const outcome = await bind(ctx, claim, key, holder);
@@ -285,12 +283,7 @@ export async function decide(
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions: next.collisions };
   }
   if (unrestricted) rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
-  const key = allocationKey(poolId, info.allocationKind, next.value);
-  const created = newAllocation(claim, pool, next.value, now);
-  return {
-    outcome: { ...allocatedOutcome(claim, created, key, now), took: { key, created: true, previousUid: '' } },
-    collisions: next.collisions,
-  };
+  return allocated(next.collisions);
 }
 
 function familyOf(space: PoolSpace): 4 | 6 | undefined {
