@@ -30,6 +30,8 @@ export interface ClaimContext {
    * handler instance, as each Lambda instance has its own.
    */
   frontiers?: Map<string, bigint>;
+  /** Until when this instance spreads its searches, after losing a race (see isContended). */
+  contendedUntil?: number;
 }
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
@@ -259,31 +261,67 @@ export async function decide(
   }
 
   const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
-  const from = unrestricted ? searchStart(ctx, pool) : 0n;
-  if (from >= space.total && unrestricted) {
+  const start = unrestricted ? searchStart(ctx, pool) : 0n;
+  if (start >= space.total && unrestricted) {
     return {
       outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now),
       collisions: 0,
     };
   }
-  const next = await allocateNext(
-    restricted.segments,
-    (slot) => space.valueAt(slot),
-    {
-      heldSlots: (first, last) =>
-        ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last),
-      tryCreate,
-    },
-    { from, random: ctx.random },
-  );
+  const search = (from: bigint) =>
+    allocateNext(
+      restricted.segments,
+      (slot) => space.valueAt(slot),
+      {
+        heldSlots: (first, last) =>
+          ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last),
+        tryCreate,
+      },
+      { from, random: ctx.random },
+    );
+  const contended = unrestricted && isContended(ctx);
+  const from = contended ? start + spreadOffset(ctx, space.total - start) : start;
+  let next = await search(from);
+  let collisions = next.collisions;
+  if (next.kind === 'exhausted' && from > start) {
+    // The spread start was past the last free candidate: look again from the hint.
+    next = await search(start);
+    collisions += next.collisions;
+  }
+  if (collisions > 0) markContended(ctx);
   if (next.kind === 'exhausted') {
     const what = unrestricted
       ? `no candidate of ${ref.name} is free`
       : `no candidate of ${ref.name} within this claim's limits is free`;
-    return { outcome: waitingOutcome('PoolExhausted', what, now), collisions: next.collisions };
+    return { outcome: waitingOutcome('PoolExhausted', what, now), collisions };
   }
-  if (unrestricted) rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
-  return allocated(next.collisions);
+  // A spread search skipped free candidates: it proves nothing about what lies below it.
+  if (unrestricted && !contended) {
+    rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
+  }
+  return allocated(collisions);
+}
+
+/**
+ * Contention: an instance whose put lost a race knows other callers are claiming from the same pool
+ * right now. For a short while it starts its searches at a random point within the next SPREAD
+ * candidates instead of at the lowest free one, so concurrent callers stop colliding (the contract asks
+ * lowest-first of a lone caller only; the holes left behind go to the next claims once it is calm).
+ */
+const CONTENTION_MS = 1000;
+const SPREAD = 4096n;
+
+function isContended(ctx: ClaimContext): boolean {
+  return ctx.contendedUntil !== undefined && Date.now() < ctx.contendedUntil;
+}
+
+function markContended(ctx: ClaimContext): void {
+  ctx.contendedUntil = Date.now() + CONTENTION_MS;
+}
+
+function spreadOffset(ctx: ClaimContext, remaining: bigint): bigint {
+  const width = remaining < SPREAD ? remaining : SPREAD;
+  return BigInt(Math.floor((ctx.random ?? Math.random)() * Number(width)));
 }
 
 function familyOf(space: PoolSpace): 4 | 6 | undefined {
