@@ -1,0 +1,382 @@
+/**
+ * Pools for the benchmark, and filling them with exactly the allocation objects claims would have written
+ * (`newAllocation` for a stand-in claim `fill-<n>`, written with the table's batch writer), then letting the
+ * stream function's recount (`refreshPool`) set the pool's counts and search hint.
+ *
+ * Pools of 2^8 and 2^16 values are materialised whole. Half of 2^32 or 2^64 values cannot be, so for
+ * those only a window is written, and the run says which:
+ * - "first N taken": the window [N − W, N); the counts are written as the stream would write them for the
+ *   whole fill (the window's recount plus the N − W values below it, all held), see `windowedRefresh`.
+ *   The claim path never reads below its hint; the run checks that no request touched a block below N − W.
+ * - "N taken at random": a fresh pool per fill level, with a uniformly random fill of exactly
+ *   floor(fill × W) values of the window [0, W); W is chosen so that the window keeps at least as many free
+ *   values as the claims measured, which therefore never leave it (checked); the real `refreshPool`
+ *   recounts the window.
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { ordinalOf, slotAt } from '../lib/candidates.ts';
+import { newAllocation, poolKeyOf, type ClaimContext } from '../lib/claims.ts';
+import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/kinds.ts';
+import { spaceOf } from '../lib/objects.ts';
+import { refreshPool } from '../lib/reconcile.ts';
+import type { ClaimRecord, ItemKey, PoolCounts, PoolRecord } from '../lib/records.ts';
+import { valueKind } from '../lib/spaces.ts';
+import { allocationKey, BLOCK_BITS, objectKey, type PoolId, type Table } from '../lib/table.ts';
+import type { ParsedValue, PoolSpace } from '../lib/values.ts';
+import { NAMESPACE, type Instance } from './instance.ts';
+
+export type Pattern = 'first' | 'random';
+
+export interface PoolShape {
+  /** As reported: `index-2^16`. */
+  label: string;
+  /** As in scenario names: `index 2^16`. */
+  title: string;
+  kind: PoolKind;
+  spec: Record<string, unknown>;
+  /** Only a window can be materialised. */
+  huge: boolean;
+}
+
+export const POOL_SHAPES: readonly PoolShape[] = [
+  { label: 'index-2^8', title: 'index 2^8', kind: 'IndexPool', spec: { ranges: ['0..255'] }, huge: false },
+  {
+    label: 'index-2^16',
+    title: 'index 2^16',
+    kind: 'IndexPool',
+    spec: { ranges: ['0..65535'] },
+    huge: false,
+  },
+  {
+    label: 'index-2^32',
+    title: 'index 2^32',
+    kind: 'IndexPool',
+    spec: { ranges: ['0..4294967295'] },
+    huge: true,
+  },
+  {
+    label: 'ipv6-/64',
+    title: 'IPv6 /64',
+    kind: 'IPAddressPool',
+    spec: { prefixes: ['2001:db8::/64'] },
+    huge: true,
+  },
+];
+
+/** Slots per block (the table's partition of a pool). */
+const BLOCK = 1n << BLOCK_BITS;
+
+/** The window of a "first N" fill of a huge pool: 16 blocks below N. */
+export const FIRST_WINDOW = 16n * BLOCK;
+
+/** What was written for the current fill. */
+export interface Materialised {
+  kind: 'whole' | 'window';
+  /** Ordinals (positions in candidate order) of the window, [from, to). */
+  from: string;
+  to: string;
+  /** Allocation objects written for the fill, this level. */
+  items: number;
+  /** The values taken, as the claims and counts see them (a window's fill stands for this many). */
+  taken: string;
+  note: string;
+}
+
+export class BenchPool {
+  readonly info: PoolKindInfo;
+  readonly id: PoolId;
+  record!: PoolRecord;
+  space!: PoolSpace;
+  total = 0n;
+  /** Held by the fill: every ordinal below this ("first N"; for a window, those below it stand as held). */
+  private firstHeld = 0n;
+  /** Held by a random fill: a prefix of `permutation`. */
+  private randomHeld = 0;
+  private permutation: number[] = [];
+  /** "first" fills of huge pools: everything below this ordinal is held but not materialised. */
+  virtualPrefix = 0n;
+  /** The window of a random fill of a huge pool, [0, randomWindow); 0 when the whole pool is the window. */
+  randomWindow = 0n;
+  materialised: Materialised | undefined;
+
+  constructor(
+    readonly shape: PoolShape,
+    readonly pattern: Pattern,
+    readonly name: string,
+  ) {
+    this.info = poolKindInfo(shape.kind)!;
+    this.id = { namespace: NAMESPACE, kind: shape.kind, name };
+  }
+
+  get ref() {
+    return { kind: this.shape.kind, name: this.name };
+  }
+
+  /** Creates the pool through the API and reads its stored record. */
+  async create(admin: Instance): Promise<void> {
+    const answer = await admin.call('POST', this.info.resource, {
+      metadata: { name: this.name },
+      spec: this.shape.spec,
+    });
+    if (answer.status !== 201) throw new Error(`creating pool ${this.name}: ${JSON.stringify(answer.body)}`);
+    await this.reload(admin.table);
+  }
+
+  async reload(table: Table): Promise<void> {
+    const record = await table.get<PoolRecord>(poolKeyOf(this.id));
+    if (record?.t !== 'pool') throw new Error(`pool ${this.name} is gone`);
+    this.record = record;
+    this.space = spaceOf(record);
+    this.total = this.space.total;
+  }
+
+  valueAt(ordinal: bigint): ParsedValue {
+    const slot = slotAt(this.space.segments, ordinal);
+    if (slot === undefined) throw new Error(`ordinal ${ordinal} is past the end of ${this.name}`);
+    return this.space.valueAt(slot);
+  }
+
+  ordinalOfValue(value: string): bigint | undefined {
+    const parsed = valueKind(this.info.allocationKind).parse(value);
+    return parsed.ok ? ordinalOf(this.space.segments, parsed.value.slot) : undefined;
+  }
+
+  keyOfValue(value: string): ItemKey {
+    const parsed = valueKind(this.info.allocationKind).parse(value);
+    if (!parsed.ok) throw new Error(`${value}: ${parsed.problem}`);
+    return allocationKey(this.id, this.info.allocationKind, parsed.value);
+  }
+
+  /** The allocation items' partition key of a block, and the block an ordinal lies in. */
+  blockPrefix(): string {
+    const family = this.valueAt(0n).family;
+    return `A#${NAMESPACE}#${this.shape.kind}#${this.name}#${family === undefined ? '' : `v${family}.`}`;
+  }
+
+  blockOf(ordinal: bigint): bigint {
+    return this.valueAt(ordinal).slot >> BLOCK_BITS;
+  }
+
+  /** Whether the fill holds the value (so a claim that got it would be a duplicate). */
+  filled(ordinal: bigint): boolean {
+    if (this.pattern === 'first') return ordinal < this.firstHeld;
+    if (ordinal >= BigInt(this.permutation.length)) return false;
+    return this.heldSet().has(Number(ordinal));
+  }
+
+  private heldCache: { size: number; set: Set<number> } | undefined;
+  private heldSet(): Set<number> {
+    if (this.heldCache?.size !== this.randomHeld) {
+      this.heldCache = { size: this.randomHeld, set: new Set(this.permutation.slice(0, this.randomHeld)) };
+    }
+    return this.heldCache.set;
+  }
+
+  /**
+   * Brings the fill to `fraction` of the pool (growing only: each level adds to the last, and the measured
+   * claims are deleted between levels, so the state is exactly the stated fill).
+   */
+  async fill(table: Table, fraction: number, randomWindow: bigint): Promise<void> {
+    const per10k = BigInt(Math.round(fraction * 10_000));
+    if (this.pattern === 'first') {
+      const target = (this.total * per10k) / 10_000n;
+      if (!this.shape.huge) {
+        const written = await this.write(table, range(this.firstHeld, target));
+        this.firstHeld = target;
+        this.materialised = {
+          kind: 'whole',
+          from: '0',
+          to: target.toString(),
+          items: written,
+          taken: target.toString(),
+          note: `values at ordinals [0, ${target}) held, all materialised`,
+        };
+        return;
+      }
+      const from = target > FIRST_WINDOW ? target - FIRST_WINDOW : 0n;
+      const written = await this.write(table, range(from > this.firstHeld ? from : this.firstHeld, target));
+      this.firstHeld = target;
+      this.virtualPrefix = from;
+      this.materialised = {
+        kind: target === 0n ? 'whole' : 'window',
+        from: from.toString(),
+        to: target.toString(),
+        items: written,
+        taken: target.toString(),
+        note:
+          target === 0n
+            ? 'empty pool'
+            : `first ${target} values taken; only [${from}, ${target}) materialised, the counts written as ` +
+              `the stream would for all ${target} (allocated = held = searchFrom = ${target})`,
+      };
+      return;
+    }
+    // Random: a prefix of one random permutation of the window, so each level holds the last one's values.
+    const window = this.shape.huge ? randomWindow : this.total;
+    if (this.permutation.length === 0) this.permutation = shuffled(Number(window));
+    this.randomWindow = this.shape.huge && per10k > 0n ? window : 0n;
+    const target = Number((window * per10k) / 10_000n);
+    const ordinals = this.permutation.slice(this.randomHeld, target).map((ordinal) => BigInt(ordinal));
+    const written = await this.write(table, ordinals);
+    this.randomHeld = target;
+    this.materialised = {
+      kind: this.shape.huge && target > 0 ? 'window' : 'whole',
+      from: '0',
+      to: (target > 0 ? window : this.total).toString(),
+      items: written,
+      taken: target.toString(),
+      note:
+        target === 0
+          ? 'empty pool'
+          : this.shape.huge
+            ? `${target} of the window's ${window} values taken at random (a fresh pool for this level), all ` +
+              `materialised; the window holds exactly ${Number(window) - target} free values, at least the ` +
+              `claims measured, so they never leave it (checked); the pool beyond it is empty in the store`
+            : `${target} values taken at random, all materialised`,
+    };
+  }
+
+  /** Writes the allocation objects a claim would have written for each ordinal; returns how many. */
+  private async write(table: Table, ordinals: readonly bigint[]): Promise<number> {
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const entries = ordinals.map((ordinal) => {
+      const value = this.valueAt(ordinal);
+      const claim = standInClaim(`fill-${ordinal}`, this.id);
+      return {
+        key: allocationKey(this.id, this.info.allocationKind, value),
+        record: newAllocation(claim, this.record, value, now),
+        slot: value.slot,
+        resource: this.info.allocationResource,
+      };
+    });
+    // A few batch writers at once: the store is in this process, more do not go faster.
+    const writers = 4;
+    const share = Math.ceil(entries.length / writers / 25) * 25;
+    await Promise.all(
+      Array.from({ length: writers }, (_, i) =>
+        table.writeAllocations(entries.slice(i * share, (i + 1) * share)),
+      ),
+    );
+    return entries.length;
+  }
+
+  /** The stream function's recount: the real one, or for a windowed "first N" fill its whole-pool equivalent. */
+  async refresh(stream: ClaimContext): Promise<void> {
+    if (this.virtualPrefix > 0n) await windowedRefresh(stream, this, this.virtualPrefix);
+    else await refreshPool(stream, this.id);
+  }
+
+  /** Removes measured claims and their allocation objects (a release, recycled), between fill levels. */
+  async deleteClaims(table: Table, claims: readonly { name: string; value?: string }[]): Promise<void> {
+    const keys: ItemKey[] = [];
+    for (const claim of claims) {
+      keys.push(objectKey(NAMESPACE, 'claims', claim.name));
+      if (claim.value !== undefined) keys.push(this.keyOfValue(claim.value));
+    }
+    await deleteItems(table, keys);
+  }
+}
+
+/** The claim a fill value stands for: it never exists as an item, only its name and uid are written. */
+function standInClaim(name: string, pool: PoolId): ClaimRecord {
+  return {
+    t: 'claim',
+    metadata: {
+      name,
+      namespace: pool.namespace,
+      uid: randomUUID(),
+      generation: 1,
+      creationTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      labels: {},
+      annotations: {},
+    },
+    spec: { poolRef: { kind: pool.kind, name: pool.name } },
+    status: { conditions: [] },
+    phase: 'Allocated',
+    rv: 1,
+  };
+}
+
+/**
+ * What the stream function's recount would write for a "first N" fill of which only [prefix, N) is
+ * materialised: refreshPool's algorithm over the allocation objects present, with every ordinal below
+ * `prefix` counted as held (they are, in the fill this stands for).
+ */
+export async function windowedRefresh(stream: ClaimContext, pool: BenchPool, prefix: bigint): Promise<void> {
+  const table = stream.table;
+  const record = await table.get<PoolRecord>(poolKeyOf(pool.id));
+  if (record?.t !== 'pool') return;
+  const space = spaceOf(record);
+  const kind = valueKind(pool.info.allocationKind);
+  let allocated = Number(prefix);
+  const above: bigint[] = [];
+  for await (const allocation of table.poolAllocations(NAMESPACE, pool.info.allocationResource, pool.name)) {
+    const value = kind.parse(allocation.value);
+    const ordinal = value.ok ? ordinalOf(space.segments, value.value.slot) : undefined;
+    if (ordinal !== undefined && ordinal < prefix) continue; // counted in the prefix
+    allocated++;
+    if (ordinal !== undefined) above.push(ordinal);
+  }
+  above.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let searchFrom = prefix;
+  for (const ordinal of above) {
+    if (ordinal === searchFrom) searchFrom++;
+    else if (ordinal > searchFrom) break;
+  }
+  const held = prefix + BigInt(above.length);
+  const available = held < space.total;
+  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const previous = record.counts;
+  const counts: PoolCounts = {
+    // PoolCounts.allocated is a JS number: past 2^53 (first-N fills of the /64) it is written as 2^53 − 1.
+    // No store can hold that many allocation objects; the claim path reads only searchFrom, generation
+    // and revision.
+    allocated: Math.min(allocated, Number.MAX_SAFE_INTEGER),
+    held: held.toString(),
+    searchFrom: searchFrom.toString(),
+    generation: record.metadata.generation,
+    updatedAt: now,
+    revision: randomUUID(),
+    available,
+    availableSince:
+      previous?.available === available && previous.availableSince ? previous.availableSince : now,
+  };
+  const changed =
+    !previous ||
+    previous.allocated !== counts.allocated ||
+    previous.held !== counts.held ||
+    previous.searchFrom !== counts.searchFrom ||
+    previous.generation !== counts.generation ||
+    previous.available !== counts.available;
+  if (changed) await table.setPoolCounts(poolKeyOf(pool.id), record.metadata.uid, counts);
+  if (available) await table.waitingClaims(pool.id, 100);
+}
+
+export async function deleteItems(table: Table, keys: readonly ItemKey[]): Promise<void> {
+  for (let start = 0; start < keys.length; start += 25) {
+    let requests: Record<string, { DeleteRequest: { Key: ItemKey } }[]> | undefined = {
+      [table.tableName]: keys.slice(start, start + 25).map((key) => ({ DeleteRequest: { Key: key } })),
+    };
+    while (requests && Object.keys(requests).length > 0) {
+      const result = await table.doc.send(new BatchWriteCommand({ RequestItems: requests }));
+      requests = result.UnprocessedItems as typeof requests;
+    }
+  }
+}
+
+function range(from: bigint, to: bigint): bigint[] {
+  const result: bigint[] = [];
+  for (let ordinal = from; ordinal < to; ordinal++) result.push(ordinal);
+  return result;
+}
+
+/** 0..n−1 in random order (Fisher–Yates). */
+function shuffled(n: number): number[] {
+  const values = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [values[i], values[j]] = [values[j]!, values[i]!];
+  }
+  return values;
+}

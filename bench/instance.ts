@@ -1,0 +1,65 @@
+/**
+ * A "Lambda instance" of the claim function, as the benchmark runs it: its own DynamoDB client (with the
+ * counting middleware), its own table object and its own search memory, behind the real HTTP handler.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createHttpHandler } from '../functions/http.ts';
+import type { ClaimContext } from '../lib/claims.ts';
+import { fakeContext } from '../lib/local/server.ts';
+import { Table } from '../lib/table.ts';
+import { httpEvent } from '../test/helpers/events.ts';
+import { Meter } from './measure.ts';
+
+export const NAMESPACE = 'bench';
+
+/** A client for the local store, configured as lib/local/store.ts's `localClient`. */
+export function benchClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 3,
+  });
+}
+
+export interface Answer {
+  status: number;
+  body: any;
+}
+
+export interface Instance {
+  meter: Meter;
+  client: DynamoDBClient;
+  table: Table;
+  /** The claim context's collaborators, for the stream function run on the same client. */
+  context: ClaimContext;
+  call(method: string, path: string, body?: unknown): Promise<Answer>;
+  destroy(): void;
+}
+
+export function startInstance(endpoint: string, tableName: string, functionName = 'claim'): Instance {
+  const client = benchClient(endpoint);
+  const meter = new Meter().attach(client);
+  const table = new Table({ tableName, client });
+  const context: ClaimContext = { table, frontiers: new Map() };
+  const handler = createHttpHandler(context);
+  return {
+    meter,
+    client,
+    table,
+    context,
+    async call(method, path, body) {
+      const result = (await handler(
+        httpEvent(method, `/v1/namespaces/${NAMESPACE}/${path}`, body),
+        fakeContext(functionName),
+      )) as APIGatewayProxyStructuredResultV2;
+      return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };
+    },
+    destroy: () => client.destroy(),
+  };
+}
+
+export function claimBody(name: string, pool: { kind: string; name: string }) {
+  return { metadata: { name }, spec: { poolRef: { kind: pool.kind, name: pool.name } } };
+}
