@@ -488,11 +488,9 @@ export class Table {
   ): Promise<void> {
     for (let start = 0; start < entries.length; start += 25) {
       let requests: Record<string, { PutRequest: { Item: Item } }[]> | undefined = {
-        [this.tableName]: entries
-          .slice(start, start + 25)
-          .map(({ key, record, slot, resource }) => ({
-            PutRequest: { Item: allocationItem(key, record, slot, resource) },
-          })),
+        [this.tableName]: entries.slice(start, start + 25).map(({ key, record, slot, resource }) => ({
+          PutRequest: { Item: allocationItem(key, record, slot, resource) },
+        })),
       };
       while (requests && Object.keys(requests).length > 0) {
         const result = await this.doc.send(new BatchWriteCommand({ RequestItems: requests }));
