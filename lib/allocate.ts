@@ -11,8 +11,11 @@ export const BLOCK_SIZE = 64n;
 
 /** What the engine needs from the store, for one pool. */
 export interface AllocationPort {
-  /** Slots held between `first` and `last` (inclusive, inside one block), ascending. */
-  heldSlots(first: bigint, last: bigint): Promise<bigint[]>;
+  /**
+   * Slots held between `first` and `last` (inclusive, inside one block), ascending; only the first
+   * `limit` of them when a limit is given.
+   */
+  heldSlots(first: bigint, last: bigint, limit?: number): Promise<bigint[]>;
   /** Conditionally creates the allocation object; false when another one holds the value. */
   tryCreate(value: ParsedValue): Promise<boolean>;
 }
@@ -25,6 +28,11 @@ export interface AllocateNextOptions {
   from?: bigint;
   /** Picks among free slots after a collision, to spread racing callers; lowest-first until then. */
   random?: () => number;
+  /**
+   * Reads at most this many held slots at a time. A Query is billed by the size of what it reads, so
+   * where free values are dense a few items show one, and the rest of the block is not read.
+   */
+  readLimit?: number;
 }
 
 /**
@@ -45,9 +53,15 @@ export async function allocateNext(
     let cursor = run.first;
     while (cursor <= run.last) {
       const blockLast = minBig(run.last, cursor | (BLOCK_SIZE - 1n));
-      const held = new Set(await port.heldSlots(cursor, blockLast));
+      const read = await port.heldSlots(cursor, blockLast, options.readLimit);
+      // A read cut short by the limit says nothing past the last slot it returned.
+      const known =
+        options.readLimit !== undefined && read.length >= options.readLimit
+          ? read[read.length - 1]!
+          : blockLast;
+      const held = new Set(read);
       const free: bigint[] = [];
-      for (let slot = cursor; slot <= blockLast; slot++) if (!held.has(slot)) free.push(slot);
+      for (let slot = cursor; slot <= known; slot++) if (!held.has(slot)) free.push(slot);
       while (free.length > 0) {
         const pick = collisions === 0 ? 0 : Math.floor(random() * free.length);
         const [slot] = free.splice(pick, 1) as [bigint];
@@ -55,7 +69,7 @@ export async function allocateNext(
           return { kind: 'allocated', value: valueAt(slot), collisions };
         collisions++;
       }
-      cursor = blockLast + 1n;
+      cursor = known + 1n;
     }
   }
   return { kind: 'exhausted', collisions };

@@ -5,7 +5,7 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext } from './allocate.ts';
+import { allocateNext, BLOCK_SIZE } from './allocate.ts';
 import { ordinalOf, type Segment } from './candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from './kinds.ts';
 import { allocationRefOf, condition, spaceOf } from './objects.ts';
@@ -273,11 +273,11 @@ export async function decide(
       restricted.segments,
       (slot) => space.valueAt(slot),
       {
-        heldSlots: (first, last) =>
-          ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last),
+        heldSlots: (first, last, limit) =>
+          ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last, limit),
         tryCreate,
       },
-      { from, random: ctx.random },
+      { from, random: ctx.random, readLimit: unrestricted ? readLimitFor(pool, space) : undefined },
     );
   const contended = unrestricted && isContended(ctx);
   const from = contended ? start + spreadOffset(ctx, space.total - start) : start;
@@ -300,6 +300,20 @@ export async function decide(
     rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
   }
   return allocated(collisions);
+}
+
+/**
+ * How many held values a search reads at a time, from the pool's fill: about three times the run of held
+ * values expected before a free one (fill ÷ (1 − fill)), so one read nearly always shows a free value,
+ * without paying for the rest of the block. Nearly full pools read whole blocks.
+ */
+function readLimitFor(pool: PoolRecord, space: PoolSpace): number | undefined {
+  const counts = pool.counts;
+  if (!counts || counts.generation !== pool.metadata.generation || space.total === 0n) return undefined;
+  const fill = Number((BigInt(counts.held) * 1000n) / space.total) / 1000;
+  if (fill >= 0.95) return undefined;
+  const limit = Math.ceil((3 * fill) / (1 - fill)) + 4;
+  return limit >= Number(BLOCK_SIZE) ? undefined : limit;
 }
 
 /**

@@ -432,6 +432,7 @@ export class Table {
     family: 4 | 6 | undefined,
     first: bigint,
     last: bigint,
+    limit?: number,
   ): Promise<bigint[]> {
     const from = allocationKey(pool, allocationKind, { slot: first, family });
     const to = allocationKey(pool, allocationKind, { slot: last, family });
@@ -445,11 +446,12 @@ export class Table {
           ExpressionAttributeValues: { ':pk': from.pk, ':from': from.sk, ':to': to.sk },
           ProjectionExpression: 'sk',
           ExclusiveStartKey: start,
+          Limit: limit,
         }),
       );
       for (const item of result.Items ?? []) slots.push(BigInt(`0x${item.sk as string}`));
       start = result.LastEvaluatedKey;
-    } while (start);
+    } while (start && limit === undefined);
     return slots;
   }
 

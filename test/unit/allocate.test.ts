@@ -33,13 +33,14 @@ class MemoryPort implements AllocationPort {
     this.stolen = new Set(stolen);
   }
 
-  async heldSlots(first: bigint, last: bigint): Promise<bigint[]> {
+  async heldSlots(first: bigint, last: bigint, limit?: number): Promise<bigint[]> {
     this.reads.push([first, last]);
     expect(first <= last, `heldSlots(${first}, ${last}) reads an empty range`).toBe(true);
     expect(first >> 6n, `heldSlots(${first}, ${last}) crosses a 64-slot block`).toBe(last >> 6n);
     return [...this.held]
       .filter((slot) => first <= slot && slot <= last)
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit);
   }
 
   async tryCreate(value: ParsedValue): Promise<boolean> {
@@ -340,6 +341,45 @@ describe('allocateNext properties', () => {
           expect(new Set(port.puts).size).toBe(port.puts.length);
         },
       ),
+    );
+  });
+});
+
+describe('allocateNext with a read limit', () => {
+  it('reads past a held run a few items at a time, and still finds the first free slot', async () => {
+    const port = new MemoryPort(range(0n, 4n));
+    const slot = await allocatedSlot([seg(0n, 63n)], port, { readLimit: 2 });
+    expect(slot).toBe(5n);
+    expect(port.reads).toEqual([
+      [0n, 63n],
+      [2n, 63n],
+      [4n, 63n],
+    ]);
+  });
+
+  it('reads once when the first read shows a free slot', async () => {
+    const port = new MemoryPort([0n, 2n, 3n]);
+    expect(await allocatedSlot([seg(0n, 63n)], port, { readLimit: 2 })).toBe(1n);
+    expect(port.reads).toHaveLength(1);
+  });
+
+  it('returns exactly the first free candidate, whatever the limit (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.bigInt({ min: 0n, max: 199n }), { maxLength: 150 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.bigInt({ min: 0n, max: 199n }),
+        async (held, readLimit, from) => {
+          const segments = [seg(100n, 199n), seg(0n, 99n)];
+          const port = new MemoryPort(held);
+          const expected = enumerate(segments)
+            .slice(Number(from))
+            .find((slot) => !held.includes(slot));
+          const outcome = await allocateNext(segments, valueAt, port, { from, readLimit });
+          expect(outcome.kind === 'allocated' ? outcome.value.slot : undefined).toBe(expected);
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
