@@ -29,10 +29,11 @@ export interface AllocateNextOptions {
   /** Picks among free slots after a collision, to spread racing callers; lowest-first until then. */
   random?: () => number;
   /**
-   * Reads at most this many held slots at a time. A Query is billed by the size of what it reads, so
-   * where free values are dense a few items show one, and the rest of the block is not read.
+   * Reads at most this many held slots on the first read, whole blocks after that. A Query is billed by
+   * the size of what it reads, so where free values are dense a few items show one and the rest of the
+   * block is not read; where they are not, the second read takes the block.
    */
-  readLimit?: number;
+  firstReadLimit?: number;
 }
 
 /**
@@ -49,16 +50,15 @@ export async function allocateNext(
 ): Promise<NextOutcome> {
   const random = options.random ?? Math.random;
   let collisions = 0;
+  let reads = 0;
   for (const run of runsFrom(segments, options.from ?? 0n)) {
     let cursor = run.first;
     while (cursor <= run.last) {
       const blockLast = minBig(run.last, cursor | (BLOCK_SIZE - 1n));
-      const read = await port.heldSlots(cursor, blockLast, options.readLimit);
+      const limit = reads++ === 0 ? options.firstReadLimit : undefined;
+      const read = await port.heldSlots(cursor, blockLast, limit);
       // A read cut short by the limit says nothing past the last slot it returned.
-      const known =
-        options.readLimit !== undefined && read.length >= options.readLimit
-          ? read[read.length - 1]!
-          : blockLast;
+      const known = limit !== undefined && read.length >= limit ? read[read.length - 1]! : blockLast;
       const held = new Set(read);
       const free: bigint[] = [];
       for (let slot = cursor; slot <= known; slot++) if (!held.has(slot)) free.push(slot);

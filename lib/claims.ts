@@ -30,6 +30,8 @@ export interface ClaimContext {
    * handler instance, as each Lambda instance has its own.
    */
   frontiers?: Map<string, bigint>;
+  /** Per pool, how many held values this instance's last search passed (see firstReadLimit). */
+  heldRuns?: Map<string, number>;
   /** Until when this instance spreads its searches, after losing a race (see isContended). */
   contendedUntil?: number;
 }
@@ -277,7 +279,11 @@ export async function decide(
           ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last, limit),
         tryCreate,
       },
-      { from, random: ctx.random, readLimit: unrestricted ? readLimitFor(pool, space) : undefined },
+      {
+        from,
+        random: ctx.random,
+        firstReadLimit: unrestricted ? firstReadLimit(ctx, pool, space) : undefined,
+      },
     );
   const contended = unrestricted && isContended(ctx);
   const from = contended ? start + spreadOffset(ctx, space.total - start) : start;
@@ -297,23 +303,36 @@ export async function decide(
   }
   // A spread search skipped free candidates: it proves nothing about what lies below it.
   if (unrestricted && !contended) {
-    rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
+    const found = ordinalOf(restricted.segments, next.value.slot)!;
+    rememberFrontier(ctx, pool, found + 1n);
+    rememberHeldRun(ctx, pool, found - from);
   }
   return allocated(collisions);
 }
 
 /**
- * How many held values a search reads at a time, from the pool's fill: about three times the run of held
- * values expected before a free one (fill ÷ (1 − fill)), so one read nearly always shows a free value,
- * without paying for the rest of the block. Nearly full pools read whole blocks.
+ * How many held values the first read of a search takes: about twice the run of held values this
+ * instance last had to pass in this pool (or, before its first claim there, the run the pool's fill
+ * predicts: fill ÷ (1 − fill)), plus a few. Where free values are near, a few items show one; where
+ * they are not, the whole block is read.
  */
-function readLimitFor(pool: PoolRecord, space: PoolSpace): number | undefined {
-  const counts = pool.counts;
-  if (!counts || counts.generation !== pool.metadata.generation || space.total === 0n) return undefined;
-  const fill = Number((BigInt(counts.held) * 1000n) / space.total) / 1000;
-  if (fill >= 0.95) return undefined;
-  const limit = Math.ceil((3 * fill) / (1 - fill)) + 4;
+function firstReadLimit(ctx: ClaimContext, pool: PoolRecord, space: PoolSpace): number | undefined {
+  let run = ctx.heldRuns?.get(pool.metadata.uid);
+  if (run === undefined) {
+    const counts = pool.counts;
+    if (!counts || counts.generation !== pool.metadata.generation || space.total === 0n) return undefined;
+    const fill = Number((BigInt(counts.held) * 1000n) / space.total) / 1000;
+    if (fill >= 0.95) return undefined;
+    run = fill / (1 - fill);
+  }
+  const limit = Math.ceil(2 * run) + 4;
   return limit >= Number(BLOCK_SIZE) ? undefined : limit;
+}
+
+function rememberHeldRun(ctx: ClaimContext, pool: PoolRecord, run: bigint): void {
+  const runs = (ctx.heldRuns ??= new Map());
+  if (runs.size > 10_000) runs.clear();
+  runs.set(pool.metadata.uid, Number(run));
 }
 
 /**

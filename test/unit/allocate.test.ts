@@ -345,21 +345,20 @@ describe('allocateNext properties', () => {
   });
 });
 
-describe('allocateNext with a read limit', () => {
-  it('reads past a held run a few items at a time, and still finds the first free slot', async () => {
+describe('allocateNext with a first-read limit', () => {
+  it('reads a few items first, then the rest of the block, and finds the first free slot', async () => {
     const port = new MemoryPort(range(0n, 4n));
-    const slot = await allocatedSlot([seg(0n, 63n)], port, { readLimit: 2 });
+    const slot = await allocatedSlot([seg(0n, 63n)], port, { firstReadLimit: 2 });
     expect(slot).toBe(5n);
     expect(port.reads).toEqual([
       [0n, 63n],
       [2n, 63n],
-      [4n, 63n],
     ]);
   });
 
   it('reads once when the first read shows a free slot', async () => {
     const port = new MemoryPort([0n, 2n, 3n]);
-    expect(await allocatedSlot([seg(0n, 63n)], port, { readLimit: 2 })).toBe(1n);
+    expect(await allocatedSlot([seg(0n, 63n)], port, { firstReadLimit: 2 })).toBe(1n);
     expect(port.reads).toHaveLength(1);
   });
 
@@ -375,7 +374,7 @@ describe('allocateNext with a read limit', () => {
           const expected = enumerate(segments)
             .slice(Number(from))
             .find((slot) => !held.includes(slot));
-          const outcome = await allocateNext(segments, valueAt, port, { from, readLimit });
+          const outcome = await allocateNext(segments, valueAt, port, { from, firstReadLimit: readLimit });
           expect(outcome.kind === 'allocated' ? outcome.value.slot : undefined).toBe(expected);
         },
       ),
