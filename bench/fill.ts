@@ -19,8 +19,8 @@ import { ordinalOf, slotAt } from '../lib/candidates.ts';
 import { newAllocation, poolKeyOf, type ClaimContext } from '../lib/claims.ts';
 import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/kinds.ts';
 import { spaceOf } from '../lib/objects.ts';
-import { refreshPool } from '../lib/reconcile.ts';
-import type { ClaimRecord, ItemKey, PoolCounts, PoolRecord } from '../lib/records.ts';
+import { compareBig, firstFree, refreshPool, writeCounts } from '../lib/reconcile.ts';
+import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/records.ts';
 import { valueKind } from '../lib/spaces.ts';
 import { allocationKey, BLOCK_BITS, objectKey, type PoolId, type Table } from '../lib/table.ts';
 import type { ParsedValue, PoolSpace } from '../lib/values.ts';
@@ -318,38 +318,15 @@ export async function windowedRefresh(stream: ClaimContext, pool: BenchPool, pre
     allocated++;
     if (ordinal !== undefined) above.push(ordinal);
   }
-  above.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  let searchFrom = prefix;
-  for (const ordinal of above) {
-    if (ordinal === searchFrom) searchFrom++;
-    else if (ordinal > searchFrom) break;
-  }
-  const held = prefix + BigInt(above.length);
-  const available = held < space.total;
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const previous = record.counts;
-  const counts: PoolCounts = {
-    // PoolCounts.allocated is a JS number: past 2^53 (first-N fills of the /64) it is written as 2^53 − 1.
-    // No store can hold that many allocation objects; the claim path reads only searchFrom, generation
-    // and revision.
+  above.sort(compareBig);
+  // PoolCounts.allocated is a JS number: past 2^53 (first-N fills of the /64) it is written as 2^53 − 1.
+  // No store can hold that many allocation objects; the claim path reads only searchFrom, generation
+  // and revision.
+  const available = await writeCounts(stream, record, space, {
     allocated: Math.min(allocated, Number.MAX_SAFE_INTEGER),
-    held: held.toString(),
-    searchFrom: searchFrom.toString(),
-    generation: record.metadata.generation,
-    updatedAt: now,
-    revision: randomUUID(),
-    available,
-    availableSince:
-      previous?.available === available && previous.availableSince ? previous.availableSince : now,
-  };
-  const changed =
-    !previous ||
-    previous.allocated !== counts.allocated ||
-    previous.held !== counts.held ||
-    previous.searchFrom !== counts.searchFrom ||
-    previous.generation !== counts.generation ||
-    previous.available !== counts.available;
-  if (changed) await table.setPoolCounts(poolKeyOf(pool.id), record.metadata.uid, counts);
+    held: prefix + BigInt(above.length),
+    searchFrom: firstFree(above, prefix),
+  });
   if (available) await table.waitingClaims(pool.id, 100);
 }
 

@@ -33,9 +33,10 @@ import {
   type ClaimContext,
 } from './claims.ts';
 import { spaceOf } from './objects.ts';
-import { poolInfoByAllocationKind, poolKindInfo, type PoolKind } from './kinds.ts';
+import { poolKindInfo, type PoolKind } from './kinds.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolCounts, PoolRecord } from './records.ts';
 import { valueKind } from './spaces.ts';
+import type { PoolSpace } from './values.ts';
 import { objectKey, type PoolId, type Stored } from './table.ts';
 
 export interface ChangeRecord {
@@ -191,7 +192,7 @@ export async function refreshPool(ctx: ClaimContext, id: PoolId): Promise<void> 
   const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
   if (pool?.t !== 'pool') return;
   const space = spaceOf(pool);
-  const kind = valueKind(poolInfoByAllocationKind(info.allocationKind)!.allocationKind);
+  const kind = valueKind(info.allocationKind);
   let allocated = 0;
   const heldOrdinals: bigint[] = [];
   for await (const allocation of ctx.table.poolAllocations(id.namespace, info.allocationResource, id.name)) {
@@ -200,25 +201,54 @@ export async function refreshPool(ctx: ClaimContext, id: PoolId): Promise<void> 
     if (!value.ok || !space.fits(value.value) || !containsSlot(space.segments, value.value.slot)) continue;
     heldOrdinals.push(ordinalOf(space.segments, value.value.slot)!);
   }
-  heldOrdinals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  let searchFrom = 0n;
-  for (const ordinal of heldOrdinals) {
-    if (ordinal === searchFrom) searchFrom++;
-    else if (ordinal > searchFrom) break;
-  }
+  heldOrdinals.sort(compareBig);
   const held = BigInt(heldOrdinals.length);
-  const available = held < space.total;
-  const previous = pool.counts;
-  const counts: PoolCounts = {
+  const available = await writeCounts(ctx, pool, space, {
     allocated,
-    held: held.toString(),
-    searchFrom: searchFrom.toString(),
+    held,
+    searchFrom: firstFree(heldOrdinals, 0n),
+  });
+  if (!available) return;
+  for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
+}
+
+export function compareBig(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The first position at or after `from` that is not in `sortedHeld` (ascending). */
+export function firstFree(sortedHeld: readonly bigint[], from: bigint): bigint {
+  let free = from;
+  for (const ordinal of sortedHeld) {
+    if (ordinal === free) free++;
+    else if (ordinal > free) break;
+  }
+  return free;
+}
+
+/**
+ * Writes a pool's counts when they changed (a write that changes nothing would only wake the stream
+ * again); returns whether a candidate is free.
+ */
+export async function writeCounts(
+  ctx: ClaimContext,
+  pool: PoolRecord,
+  space: PoolSpace,
+  tally: { allocated: number; held: bigint; searchFrom: bigint },
+): Promise<boolean> {
+  const available = tally.held < space.total;
+  const previous = pool.counts;
+  const now = timestamp();
+  const counts: PoolCounts = {
+    allocated: tally.allocated,
+    held: tally.held.toString(),
+    searchFrom: tally.searchFrom.toString(),
     generation: pool.metadata.generation,
-    updatedAt: timestamp(),
+    updatedAt: now,
     revision: randomUUID(),
     available,
     availableSince:
-      previous?.available === available && previous.availableSince ? previous.availableSince : timestamp(),
+      previous?.available === available && previous.availableSince ? previous.availableSince : now,
   };
   const changed =
     !previous ||
@@ -227,9 +257,11 @@ export async function refreshPool(ctx: ClaimContext, id: PoolId): Promise<void> 
     previous.searchFrom !== counts.searchFrom ||
     previous.generation !== counts.generation ||
     previous.available !== counts.available;
-  if (changed) await ctx.table.setPoolCounts(poolKeyOf(id), pool.metadata.uid, counts);
-  if (!available) return;
-  for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
+  if (changed) {
+    const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
+    await ctx.table.setPoolCounts(poolKeyOf(id), pool.metadata.uid, counts);
+  }
+  return available;
 }
 
 export type { Stored };
