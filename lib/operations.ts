@@ -215,7 +215,7 @@ function samePoolSpec(a: PoolRecord['spec'], b: PoolRecord['spec']): boolean {
 async function replacePool(info: PoolKindInfo, request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
   const namespace = namespaceOf(request);
   const body = bodyObject(request.body);
-  const name = putName(request, body, info.kind);
+  const name = putName(request, info.kind);
   const checked = checkPoolBody(info, namespace, body, name);
   const key = objectKey(namespace, info.resource, name);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
@@ -302,14 +302,14 @@ function cascadeFlag(request: OperationRequest): boolean {
   throw new BadRequestError('cascade must be true or false');
 }
 
-function putName(request: OperationRequest, body: JsonObject, kind: string): string {
+/** The name in a PUT's path: a malformed one is the body's problem to name (422), not a missing object. */
+function putName(request: OperationRequest, kind: string): string {
   const name = request.params.name ?? '';
   const problem = nameProblem(
     name,
     poolInfoByAllocationResource(request.params.resource ?? '') ? ALLOCATION_NAME_MAX : 63,
   );
   if (problem) throw InvalidError.field('metadata.name', problem).about(kind, clipName(name));
-  void body;
   return name;
 }
 
@@ -465,7 +465,7 @@ function normalizeSpec(spec: ClaimSpec) {
 async function replaceClaim(request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
   const namespace = namespaceOf(request);
   const body = bodyObject(request.body);
-  const name = putName(request, body, 'Claim');
+  const name = putName(request, 'Claim');
   const checked = checkClaimBody(namespace, body, name);
   const key = claimKeyOf(namespace, name);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
@@ -739,7 +739,7 @@ async function replaceAllocation(
 ): Promise<Reply> {
   const namespace = namespaceOf(request);
   const body = bodyObject(request.body);
-  const name = putName(request, body, info.allocationKind);
+  const name = putName(request, info.allocationKind);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
     const current = await findAllocation(ctx, info, namespace, name);
     if (!current) return createAllocation(info, request, ctx, name);
