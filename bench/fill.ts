@@ -96,6 +96,8 @@ export class BenchPool {
   private permutation: number[] = [];
   /** "first" fills of huge pools: everything below this ordinal is held but not materialised. */
   virtualPrefix = 0n;
+  /** Whether allocation objects were removed since the last recount (the stream would have seen it). */
+  private freedSinceRefresh = true;
   /** The window of a random fill of a huge pool, [0, randomWindow); 0 when the whole pool is the window. */
   randomWindow = 0n;
   materialised: Materialised | undefined;
@@ -263,12 +265,16 @@ export class BenchPool {
 
   /** The stream function's recount: the real one, or for a windowed "first N" fill its whole-pool equivalent. */
   async refresh(stream: ClaimContext): Promise<void> {
-    if (this.virtualPrefix > 0n) await windowedRefresh(stream, this, this.virtualPrefix);
-    else await refreshPool(stream, this.id);
+    // Like the stream function, it says whether values were freed since the last recount.
+    const freed = this.freedSinceRefresh;
+    this.freedSinceRefresh = false;
+    if (this.virtualPrefix > 0n) await windowedRefresh(stream, this, this.virtualPrefix, freed);
+    else await refreshPool(stream, this.id, { freed });
   }
 
   /** Removes measured claims and their allocation objects (a release, recycled), between fill levels. */
   async deleteClaims(table: Table, claims: readonly { name: string; value?: string }[]): Promise<void> {
+    this.freedSinceRefresh = true;
     const keys: ItemKey[] = [];
     for (const claim of claims) {
       keys.push(objectKey(NAMESPACE, 'claims', claim.name));
@@ -303,7 +309,12 @@ function standInClaim(name: string, pool: PoolId): ClaimRecord {
  * materialised: refreshPool's algorithm over the allocation objects present, with every ordinal below
  * `prefix` counted as held (they are, in the fill this stands for).
  */
-export async function windowedRefresh(stream: ClaimContext, pool: BenchPool, prefix: bigint): Promise<void> {
+export async function windowedRefresh(
+  stream: ClaimContext,
+  pool: BenchPool,
+  prefix: bigint,
+  freed: boolean,
+): Promise<void> {
   const table = stream.table;
   const record = await table.get<PoolRecord>(poolKeyOf(pool.id));
   if (record?.t !== 'pool') return;
@@ -326,6 +337,7 @@ export async function windowedRefresh(stream: ClaimContext, pool: BenchPool, pre
     allocated: Math.min(allocated, Number.MAX_SAFE_INTEGER),
     held: prefix + BigInt(above.length),
     searchFrom: firstFree(above, prefix),
+    freed,
   });
   if (available) await table.waitingClaims(pool.id, 100);
 }

@@ -33,14 +33,14 @@ export function createStreamHandler(context?: Partial<ClaimContext>) {
   const contextOf = lazyContext(context);
 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
-    const touched = new Map<string, { pool: PoolId; records: string[] }>();
+    const touched = new Map<string, { pool: PoolId; freed: boolean; records: string[] }>();
     const processor = new BatchProcessor(EventType.DynamoDBStreams);
     const response = await processPartialResponse(
       event,
       async (record: DynamoDBRecord) => {
-        const pools = await reconcileRecord(contextOf(), changeOf(record));
-        for (const pool of pools) {
-          const entry = touched.get(poolKey(pool)) ?? { pool, records: [] };
+        for (const { pool, freed } of await reconcileRecord(contextOf(), changeOf(record))) {
+          const entry = touched.get(poolKey(pool)) ?? { pool, freed: false, records: [] };
+          entry.freed ||= freed;
           entry.records.push(record.dynamodb!.SequenceNumber!);
           touched.set(poolKey(pool), entry);
         }
@@ -49,9 +49,9 @@ export function createStreamHandler(context?: Partial<ClaimContext>) {
       { processInParallel: false, throwOnFullBatchFailure: false },
     );
     const failures = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-    for (const { pool, records } of touched.values()) {
+    for (const { pool, freed, records } of touched.values()) {
       try {
-        await refreshPool(contextOf(), pool);
+        await refreshPool(contextOf(), pool, { freed });
       } catch (error) {
         logger.error('pool refresh failed', { pool, error: error as Error });
         for (const sequence of records) failures.add(sequence);

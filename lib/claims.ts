@@ -363,17 +363,18 @@ function familyOf(space: PoolSpace): 4 | 6 | undefined {
 
 /**
  * Where this instance starts looking: the pool's hint (the stream function's lowest maybe-free position),
- * or past what this instance itself allocated since that hint was written. Any recount writes new counts,
- * which drops the memory, so a lone caller still gets the lowest free candidate after a release.
+ * or past what this instance itself found held since values were last freed. A recount that saw a value
+ * freed writes a new epoch, which drops the memory, so a lone caller still gets the lowest free candidate
+ * after a release.
  */
 function hintOf(pool: PoolRecord): bigint {
   const counts = pool.counts;
   return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
 }
 
-/** The memory is only good for the counts it was made against. */
+/** The memory is good until values may have been freed (a new epoch) or the spec changes. */
 function frontierKey(pool: PoolRecord): string {
-  return `${pool.metadata.uid}/${pool.metadata.generation}/${pool.counts?.revision ?? '-'}`;
+  return `${pool.metadata.uid}/${pool.metadata.generation}/${pool.counts?.epoch ?? pool.counts?.revision ?? '-'}`;
 }
 
 function searchStart(ctx: ClaimContext, pool: PoolRecord): bigint {

@@ -51,8 +51,14 @@ const WAKE_LIMIT = 100;
 
 const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** Handles one record; returns the pools whose counts and waiting claims must be refreshed. */
-export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): Promise<PoolId[]> {
+/** A pool whose counts and waiting claims must be refreshed, and whether values may have been freed. */
+export interface Touched {
+  pool: PoolId;
+  freed: boolean;
+}
+
+/** Handles one record; returns the pools it touched. */
+export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
   const image = (record.newImage ?? record.oldImage) as { t?: string } | undefined;
   switch (image?.t) {
     case 'claim':
@@ -68,17 +74,17 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
   }
 }
 
-function poolChanged(record: ChangeRecord): PoolId[] {
+function poolChanged(record: ChangeRecord): Touched[] {
   const pool = (record.newImage ?? record.oldImage) as unknown as PoolRecord;
   const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
-  if (record.eventName === 'INSERT') return [id];
+  if (record.eventName === 'INSERT') return [{ pool: id, freed: true }];
   if (record.eventName === 'MODIFY') {
     const before = record.oldImage as unknown as PoolRecord | undefined;
     // A counts write by this function changes no generation: nothing to do, and no loop.
     return before?.metadata.generation === pool.metadata.generation &&
       before.metadata.uid === pool.metadata.uid
       ? []
-      : [id];
+      : [{ pool: id, freed: true }];
   }
   return [];
 }
@@ -117,10 +123,10 @@ async function reclaim(ctx: ClaimContext, key: ItemKey, allocation: AllocationRe
   await ctx.table.deleteBoundAllocation(key, ref.name, ref.uid);
 }
 
-async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promise<PoolId[]> {
+async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
   const before = record.oldImage as unknown as AllocationRecord | undefined;
   const after = record.newImage as unknown as AllocationRecord | undefined;
-  const pools = [poolIdOfAllocation((after ?? before)!)];
+  const pools = [{ pool: poolIdOfAllocation((after ?? before)!), freed: record.eventName === 'REMOVE' }];
   if (record.eventName === 'REMOVE') {
     await allocationRemoved(ctx, record.keys, before!);
     return pools;
@@ -186,7 +192,11 @@ async function allocationRemoved(
  * Recounts a pool from its allocation objects and wakes the claims that wait for it. The recount reads
  * every allocation object of the pool: exact and idempotent under any delivery order.
  */
-export async function refreshPool(ctx: ClaimContext, id: PoolId): Promise<void> {
+export async function refreshPool(
+  ctx: ClaimContext,
+  id: PoolId,
+  options: { freed?: boolean } = {},
+): Promise<void> {
   const info = poolKindInfo(id.kind);
   if (!info) return;
   const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
@@ -207,6 +217,7 @@ export async function refreshPool(ctx: ClaimContext, id: PoolId): Promise<void> 
     allocated,
     held,
     searchFrom: firstFree(heldOrdinals, 0n),
+    freed: options.freed ?? true,
   });
   if (!available) return;
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
@@ -234,11 +245,12 @@ export async function writeCounts(
   ctx: ClaimContext,
   pool: PoolRecord,
   space: PoolSpace,
-  tally: { allocated: number; held: bigint; searchFrom: bigint },
+  tally: { allocated: number; held: bigint; searchFrom: bigint; freed: boolean },
 ): Promise<boolean> {
   const available = tally.held < space.total;
   const previous = pool.counts;
   const now = timestamp();
+  const keepEpoch = !tally.freed && previous?.epoch && previous.generation === pool.metadata.generation;
   const counts: PoolCounts = {
     allocated: tally.allocated,
     held: tally.held.toString(),
@@ -246,6 +258,7 @@ export async function writeCounts(
     generation: pool.metadata.generation,
     updatedAt: now,
     revision: randomUUID(),
+    epoch: keepEpoch ? previous.epoch : randomUUID(),
     available,
     availableSince:
       previous?.available === available && previous.availableSince ? previous.availableSince : now,
@@ -256,6 +269,7 @@ export async function writeCounts(
     previous.held !== counts.held ||
     previous.searchFrom !== counts.searchFrom ||
     previous.generation !== counts.generation ||
+    previous.epoch !== counts.epoch ||
     previous.available !== counts.available;
   if (changed) {
     const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };

@@ -28,8 +28,13 @@ export interface PoolCounts {
   /** The pool generation the counts were made for. */
   generation: number;
   updatedAt: string;
-  /** Unique per counts write: what a claim handler's search memory is keyed on. */
+  /** Unique per counts write. */
   revision: string;
+  /**
+   * Changes only when values may have been freed (an allocation object removed, the spec changed): what a
+   * claim handler's search memory is keyed on, so the memory survives recounts that only saw claims.
+   */
+  epoch?: string;
   /** When the Available condition last changed. */
   availableSince?: string;
   available?: boolean;
