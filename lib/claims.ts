@@ -341,7 +341,9 @@ function rememberHeldRun(ctx: ClaimContext, pool: PoolRecord, run: bigint): void
  * candidates instead of at the lowest free one, so concurrent callers stop colliding (the contract asks
  * lowest-first of a lone caller only; the holes left behind go to the next claims once it is calm).
  */
-const CONTENTION_MS = 1000;
+// Long enough to span several claims of a busy instance, short enough that a lone caller soon gets the
+// lowest free value again.
+const CONTENTION_MS = 5000;
 const SPREAD = 4096n;
 
 function isContended(ctx: ClaimContext): boolean {
