@@ -250,7 +250,13 @@ export async function writeCounts(
   const available = tally.held < space.total;
   const previous = pool.counts;
   const now = timestamp();
-  const keepEpoch = !tally.freed && previous?.epoch && previous.generation === pool.metadata.generation;
+  // A recount may be triggered by another record than the removal it sees (records of different keys
+  // arrive in any order), so fewer values held or an earlier first free value also mean values were freed.
+  const freed =
+    tally.freed ||
+    (previous !== undefined &&
+      (BigInt(previous.held) > tally.held || BigInt(previous.searchFrom) > tally.searchFrom));
+  const keepEpoch = !freed && previous?.epoch && previous.generation === pool.metadata.generation;
   const counts: PoolCounts = {
     allocated: tally.allocated,
     held: tally.held.toString(),

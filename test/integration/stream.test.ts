@@ -208,6 +208,26 @@ describe('stream function', () => {
   });
 });
 
+describe('pool counts', () => {
+  it('start a new epoch when a recount sees values freed, even if the record that triggered it was an insert', async () => {
+    await api.post('indexpools', indexPool('epoch', ['1..5']));
+    await api.post('claims', claim('epoch-a', { kind: 'IndexPool', name: 'epoch' }));
+    await api.post('claims', claim('epoch-b', { kind: 'IndexPool', name: 'epoch' }));
+    const a = await allocationItem('epoch-a');
+    const b = await allocationItem('epoch-b');
+    await stream(streamEvent(insertRecord(a), insertRecord(b)));
+    const before = (await poolItem('indexpools', 'epoch')) as { counts?: { epoch?: string; held: string } };
+    expect(before.counts?.held).toBe('2');
+
+    // Another insert arrives (records of different keys come in any order) only after a's removal.
+    await allot.table.deleteItem({ pk: a.pk, sk: a.sk });
+    await stream(streamEvent(insertRecord(b)));
+    const after = (await poolItem('indexpools', 'epoch')) as { counts?: { epoch?: string; held: string } };
+    expect(after.counts?.held).toBe('1');
+    expect(after.counts?.epoch).not.toBe(before.counts?.epoch);
+  });
+});
+
 async function allocationKeyOf(pool: string, index: bigint) {
   const { allocationKey } = await import('../../lib/table.ts');
   return allocationKey({ namespace: 'default', kind: 'IndexPool', name: pool }, 'Index', { slot: index });
