@@ -32,8 +32,8 @@ export interface ClaimContext {
   frontiers?: Map<string, bigint>;
   /** Per pool, how many held values this instance's last search passed (see firstReadLimit). */
   heldRuns?: Map<string, number>;
-  /** Until when this instance spreads its searches, after losing a race (see isContended). */
-  contendedUntil?: number;
+  /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
+  contendedUntil?: Map<string, number>;
 }
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
@@ -285,7 +285,7 @@ export async function decide(
         firstReadLimit: unrestricted ? firstReadLimit(ctx, pool, space) : undefined,
       },
     );
-  const contended = unrestricted && isContended(ctx);
+  const contended = unrestricted && isContended(ctx, pool);
   const from = contended ? start + spreadOffset(ctx, space.total - start) : start;
   let next = await search(from);
   let collisions = next.collisions;
@@ -294,7 +294,7 @@ export async function decide(
     next = await search(start);
     collisions += next.collisions;
   }
-  if (collisions > 0) markContended(ctx);
+  if (collisions > 0) markContended(ctx, pool);
   if (next.kind === 'exhausted') {
     const what = unrestricted
       ? `no candidate of ${ref.name} is free`
@@ -346,12 +346,16 @@ function rememberHeldRun(ctx: ClaimContext, pool: PoolRecord, run: bigint): void
 const CONTENTION_MS = 5000;
 const SPREAD = 4096n;
 
-function isContended(ctx: ClaimContext): boolean {
-  return ctx.contendedUntil !== undefined && Date.now() < ctx.contendedUntil;
+/** Contention is a pool's: a race lost in one pool says nothing about callers of another. */
+function isContended(ctx: ClaimContext, pool: PoolRecord): boolean {
+  const until = ctx.contendedUntil?.get(pool.metadata.uid);
+  return until !== undefined && Date.now() < until;
 }
 
-function markContended(ctx: ClaimContext): void {
-  ctx.contendedUntil = Date.now() + CONTENTION_MS;
+function markContended(ctx: ClaimContext, pool: PoolRecord): void {
+  const pools = (ctx.contendedUntil ??= new Map());
+  if (pools.size > 10_000) pools.clear();
+  pools.set(pool.metadata.uid, Date.now() + CONTENTION_MS);
 }
 
 function spreadOffset(ctx: ClaimContext, remaining: bigint): bigint {
