@@ -20,7 +20,7 @@ import {
   type Resource,
 } from './kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from './names.ts';
-import { allocationObject, claimObject, poolObject, spaceOf, type ApiObject } from './objects.ts';
+import { allocationObject, claimObject, condition, poolObject, spaceOf, type ApiObject } from './objects.ts';
 import type { AllocationRecord, ClaimRecord, ClaimSpec, ItemKey, PoolRecord } from './records.ts';
 import { poolSpecChecker, valueKind } from './spaces.ts';
 import { parseRange } from './ranges.ts';
@@ -54,7 +54,6 @@ import {
   settle,
   type ClaimContext,
 } from './claims.ts';
-import { condition } from './objects.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { ParsedValue } from './values.ts';
 

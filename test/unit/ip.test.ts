@@ -2,8 +2,9 @@ import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import type { Cause } from '../../lib/errors.ts';
+import { ok, checked, causesOf } from '../helpers/results.ts';
 import type { Segment } from '../../lib/candidates.ts';
-import type { CheckedPoolSpec, Parsed, ParsedValue, PoolSpace } from '../../lib/values.ts';
+import type { ParsedValue, PoolSpace } from '../../lib/values.ts';
 import {
   checkIPAddressPoolSpec,
   checkIPPrefixPoolSpec,
@@ -12,21 +13,6 @@ import {
   ipPrefixValues,
   type Family,
 } from '../../lib/ip.ts';
-
-function ok<T>(result: Parsed<T>): T {
-  if (!result.ok) throw new Error(`expected a value, got the problem: ${result.problem}`);
-  return result.value;
-}
-
-function checked(result: CheckedPoolSpec | { causes: Cause[] }): CheckedPoolSpec {
-  if ('causes' in result) throw new Error(`expected a valid spec, got ${JSON.stringify(result.causes)}`);
-  return result;
-}
-
-function causesOf(result: CheckedPoolSpec | { causes: Cause[] }): Cause[] {
-  if (!('causes' in result)) throw new Error(`expected causes, got the spec ${JSON.stringify(result.spec)}`);
-  return result.causes;
-}
 
 function claimSegments(space: PoolSpace, within: unknown, reserved?: unknown): Segment[] {
   const result = space.claimSegments(within, reserved);

@@ -1,8 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import type { Cause } from '../../lib/errors.ts';
+import { ok, problemOf, checked, causesOf } from '../helpers/results.ts';
 import type { Segment } from '../../lib/candidates.ts';
-import type { CheckedPoolSpec, Parsed, PoolSpace } from '../../lib/values.ts';
+import type { PoolSpace } from '../../lib/values.ts';
 import {
   MAX_INDEX,
   checkIndexPoolSpec,
@@ -12,30 +13,6 @@ import {
   parseIndex,
   parseRange,
 } from '../../lib/ranges.ts';
-
-function ok<T>(result: Parsed<T>): T {
-  if (!result.ok) throw new Error(`expected a value, got the problem: ${result.problem}`);
-  return result.value;
-}
-
-function problemOf<T>(result: Parsed<T>): string {
-  if (result.ok) throw new Error(`expected a problem, got ${JSON.stringify(result.value, bigintJson)}`);
-  return result.problem;
-}
-
-function checked(result: CheckedPoolSpec | { causes: Cause[] }): CheckedPoolSpec {
-  if ('causes' in result) throw new Error(`expected a valid spec, got ${JSON.stringify(result.causes)}`);
-  return result;
-}
-
-function causesOf(result: CheckedPoolSpec | { causes: Cause[] }): Cause[] {
-  if (!('causes' in result)) throw new Error(`expected causes, got the spec ${JSON.stringify(result.spec)}`);
-  return result.causes;
-}
-
-function bigintJson(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? `${value}n` : value;
-}
 
 const seg = (first: bigint, last: bigint): Segment => ({ first, last });
 const index = (n: bigint | number) => ok(indexValues.parse(typeof n === 'number' ? n : n.toString()));
