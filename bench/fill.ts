@@ -19,7 +19,8 @@ import { ordinalOf, slotAt } from '../lib/candidates.ts';
 import { newAllocation, poolKeyOf, type ClaimContext } from '../lib/claims.ts';
 import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/kinds.ts';
 import { spaceOf } from '../lib/objects.ts';
-import { compareBig, firstFree, refreshPool, writeCounts } from '../lib/reconcile.ts';
+import { refreshPool } from '../lib/reconcile.ts';
+import type { SlotChange } from '../lib/tally.ts';
 import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/records.ts';
 import { valueKind } from '../lib/spaces.ts';
 import { allocationKey, BLOCK_BITS, objectKey, type PoolId, type Table } from '../lib/table.ts';
@@ -96,8 +97,8 @@ export class BenchPool {
   private permutation: number[] = [];
   /** "first" fills of huge pools: everything below this ordinal is held but not materialised. */
   virtualPrefix = 0n;
-  /** Whether allocation objects were removed since the last recount (the stream would have seen it). */
-  private freedSinceRefresh = true;
+  /** Slot changes since the last refresh, in order: what the stream function's records would carry. */
+  private changes: SlotChange[] = [];
   /** The window of a random fill of a huge pool, [0, randomWindow); 0 when the whole pool is the window. */
   randomWindow = 0n;
   materialised: Materialised | undefined;
@@ -244,6 +245,7 @@ export class BenchPool {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const entries = ordinals.map((ordinal) => {
       const value = this.valueAt(ordinal);
+      this.noteChange(value.value, true);
       const claim = standInClaim(`fill-${ordinal}`, this.id);
       return {
         key: allocationKey(this.id, this.info.allocationKind, value),
@@ -263,22 +265,49 @@ export class BenchPool {
     return entries.length;
   }
 
-  /** The stream function's recount: the real one, or for a windowed "first N" fill its whole-pool equivalent. */
+  /** A value taken (a claim's answer, a fill) or given back, as the stream would see its record. */
+  noteChange(value: string, present: boolean): void {
+    const parsed = valueKind(this.info.allocationKind).parse(value);
+    if (!parsed.ok) return;
+    const { slot, family, length } = parsed.value;
+    this.changes.push({ slot, family, length, present });
+  }
+
+  /**
+   * The stream function's pool refresh (lib/tally.ts) with the slot changes since the last one. A fill's
+   * changes go in chunks of 64 blocks (a stream batch carries at most 100 records; these carry more, so
+   * a fill does not take minutes); for a windowed "first N" fill, the counts are then those of the
+   * whole fill it stands for.
+   */
   async refresh(stream: ClaimContext): Promise<void> {
-    // Like the stream function, it says whether values were freed since the last recount.
-    const freed = this.freedSinceRefresh;
-    this.freedSinceRefresh = false;
-    if (this.virtualPrefix > 0n) await windowedRefresh(stream, this, this.virtualPrefix, freed);
-    else await refreshPool(stream, this.id, { freed });
+    const changes = this.changes;
+    this.changes = [];
+    const chunk: SlotChange[] = [];
+    const blocks = new Set<bigint>();
+    for (const change of [...changes].sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))) {
+      const block = change.slot >> BLOCK_BITS;
+      if (!blocks.has(block) && blocks.size === 64 && changes.length > 100) {
+        await refreshPool(stream, this.id, chunk.splice(0));
+        blocks.clear();
+      }
+      blocks.add(block);
+      chunk.push(change);
+    }
+    if (changes.length <= 100) chunk.splice(0, chunk.length, ...changes); // a claim batch: record order
+    await refreshPool(stream, this.id, chunk);
+    if (this.virtualPrefix > 0n && changes.length > 100)
+      await windowedCounts(stream, this, this.virtualPrefix);
   }
 
   /** Removes measured claims and their allocation objects (a release, recycled), between fill levels. */
   async deleteClaims(table: Table, claims: readonly { name: string; value?: string }[]): Promise<void> {
-    this.freedSinceRefresh = true;
     const keys: ItemKey[] = [];
     for (const claim of claims) {
       keys.push(objectKey(NAMESPACE, 'claims', claim.name));
-      if (claim.value !== undefined) keys.push(this.keyOfValue(claim.value));
+      if (claim.value !== undefined) {
+        keys.push(this.keyOfValue(claim.value));
+        this.noteChange(claim.value, false);
+      }
     }
     await deleteItems(table, keys);
   }
@@ -305,41 +334,28 @@ function standInClaim(name: string, pool: PoolId): ClaimRecord {
 }
 
 /**
- * What the stream function's recount would write for a "first N" fill of which only [prefix, N) is
- * materialised: refreshPool's algorithm over the allocation objects present, with every ordinal below
- * `prefix` counted as held (they are, in the fill this stands for).
+ * The counts for a "first N" fill of which only [prefix, N) is materialised, written over the tally of
+ * the window: every ordinal below N held (they are, in the fill this stands for), the hint at N.
  */
-export async function windowedRefresh(
-  stream: ClaimContext,
-  pool: BenchPool,
-  prefix: bigint,
-  freed: boolean,
-): Promise<void> {
-  const table = stream.table;
-  const record = await table.get<PoolRecord>(poolKeyOf(pool.id));
-  if (record?.t !== 'pool') return;
-  const space = spaceOf(record);
-  const kind = valueKind(pool.info.allocationKind);
-  let allocated = Number(prefix);
-  const above: bigint[] = [];
-  for await (const allocation of table.poolAllocations(NAMESPACE, pool.info.allocationResource, pool.name)) {
-    const value = kind.parse(allocation.value);
-    const ordinal = value.ok ? ordinalOf(space.segments, value.value.slot) : undefined;
-    if (ordinal !== undefined && ordinal < prefix) continue; // counted in the prefix
-    allocated++;
-    if (ordinal !== undefined) above.push(ordinal);
-  }
-  above.sort(compareBig);
+async function windowedCounts(stream: ClaimContext, pool: BenchPool, prefix: bigint): Promise<void> {
+  const record = await stream.table.get<PoolRecord>(poolKeyOf(pool.id));
+  if (record?.t !== 'pool' || !record.counts) return;
+  const counts = record.counts;
+  let searchFrom = prefix;
+  while (pool.filled(searchFrom)) searchFrom++;
+  // Every value below the hint is held, and none above it: a "first N" fill.
+  const held = searchFrom;
   // PoolCounts.allocated is a JS number: past 2^53 (first-N fills of the /64) it is written as 2^53 − 1.
-  // No store can hold that many allocation objects; the claim path reads only searchFrom, generation
-  // and revision.
-  const available = await writeCounts(stream, record, space, {
-    allocated: Math.min(allocated, Number.MAX_SAFE_INTEGER),
-    held: prefix + BigInt(above.length),
-    searchFrom: firstFree(above, prefix),
-    freed,
+  // No store can hold that many allocation objects; the claim path reads only searchFrom and the epoch.
+  await stream.table.setPoolCounts(poolKeyOf(pool.id), record.metadata.uid, {
+    ...counts,
+    allocated: Math.min(Number(held), Number.MAX_SAFE_INTEGER),
+    held: held.toString(),
+    searchFrom: searchFrom.toString(),
+    available: held < pool.space.total,
+    revision: randomUUID(),
+    epoch: randomUUID(),
   });
-  if (available) await table.waitingClaims(pool.id, 100);
 }
 
 export async function deleteItems(table: Table, keys: readonly ItemKey[]): Promise<void> {

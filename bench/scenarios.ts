@@ -89,6 +89,8 @@ export async function claimOnce(instance: Instance, pool: BenchPool, name: strin
   const started = performance.now();
   const answer = await instance.call('POST', 'claims', claimBody(name, pool.ref));
   const ms = performance.now() - started;
+  const taken = answer.body?.status?.value as string | undefined;
+  if (taken !== undefined) pool.noteChange(taken, true); // its allocation's INSERT, for the stream
   const records = instance.meter.since(mark);
   const sum = totals(records);
   return {

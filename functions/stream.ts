@@ -1,7 +1,8 @@
 /**
  * The stream function: Powertools' batch processor around lib/reconcile.ts. Each record is handled on its
- * own and reported failed alone (ReportBatchItemFailures); the pools a batch touched are then recounted
- * once, and a pool that fails to refresh fails the records that touched it, so a retry refreshes it.
+ * own and reported failed alone (ReportBatchItemFailures); then each pool the batch touched gets the
+ * batch's slot changes in its counts at once (lib/tally.ts), and a pool that fails to refresh fails the
+ * records that touched it, so a retry refreshes it.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -12,6 +13,7 @@ import type { ClaimContext } from '../lib/claims.ts';
 import { lazyContext } from './context.ts';
 import { reconcileRecord, refreshPool, type ChangeRecord } from '../lib/reconcile.ts';
 import type { PoolId } from '../lib/table.ts';
+import type { SlotChange } from '../lib/tally.ts';
 
 const logger = new Logger({ serviceName: 'allot' });
 
@@ -33,14 +35,18 @@ export function createStreamHandler(context?: Partial<ClaimContext>) {
   const contextOf = lazyContext(context);
 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
-    const touched = new Map<string, { pool: PoolId; freed: boolean; records: string[] }>();
+    const touched = new Map<
+      string,
+      { pool: PoolId; changes: SlotChange[]; recount: boolean; records: string[] }
+    >();
     const processor = new BatchProcessor(EventType.DynamoDBStreams);
     const response = await processPartialResponse(
       event,
       async (record: DynamoDBRecord) => {
-        for (const { pool, freed } of await reconcileRecord(contextOf(), changeOf(record))) {
-          const entry = touched.get(poolKey(pool)) ?? { pool, freed: false, records: [] };
-          entry.freed ||= freed;
+        for (const { pool, change, recount } of await reconcileRecord(contextOf(), changeOf(record))) {
+          const entry = touched.get(poolKey(pool)) ?? { pool, changes: [], recount: false, records: [] };
+          if (change) entry.changes.push(change);
+          entry.recount ||= recount === true;
           entry.records.push(record.dynamodb!.SequenceNumber!);
           touched.set(poolKey(pool), entry);
         }
@@ -49,9 +55,9 @@ export function createStreamHandler(context?: Partial<ClaimContext>) {
       { processInParallel: false, throwOnFullBatchFailure: false },
     );
     const failures = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-    for (const { pool, freed, records } of touched.values()) {
+    for (const { pool, changes, recount, records } of touched.values()) {
       try {
-        await refreshPool(contextOf(), pool, { freed });
+        await refreshPool(contextOf(), pool, changes, { recount });
       } catch (error) {
         logger.error('pool refresh failed', { pool, error: error as Error });
         for (const sequence of records) failures.add(sequence);

@@ -20,10 +20,10 @@
  *   allocation removed             a value freed; a bound claim lost     the claim allocates again
  *                                  its allocation object
  *   pool inserted, spec changed    claims may fit now                    recount, wake waiting claims
- *   any allocation change          counts and hint moved                 recount the pool, wake waiters
+ *   allocation inserted/removed    counts and hint moved                 the batch's slot changes go to
+ *                                                                        the pool's counts (lib/tally.ts);
+ *                                                                        wake waiters after a removal
  */
-import { randomUUID } from 'node:crypto';
-import { ordinalOf, containsSlot } from './candidates.ts';
 import {
   allocatedOutcome,
   bindable,
@@ -32,11 +32,10 @@ import {
   settle,
   type ClaimContext,
 } from './claims.ts';
-import { spaceOf } from './objects.ts';
 import { poolKindInfo, type PoolKind } from './kinds.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolCounts, PoolRecord } from './records.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
 import { valueKind } from './spaces.ts';
-import type { PoolSpace } from './values.ts';
+import { tallyPool, type SlotChange } from './tally.ts';
 import { objectKey, type PoolId, type Stored } from './table.ts';
 
 export interface ChangeRecord {
@@ -51,10 +50,11 @@ const WAKE_LIMIT = 100;
 
 const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** A pool whose counts and waiting claims must be refreshed, and whether values may have been freed. */
+/** A pool whose counts and waiting claims must be refreshed: a slot change, or a recount. */
 export interface Touched {
   pool: PoolId;
-  freed: boolean;
+  change?: SlotChange;
+  recount?: boolean;
 }
 
 /** Handles one record; returns the pools it touched. */
@@ -77,14 +77,14 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
 function poolChanged(record: ChangeRecord): Touched[] {
   const pool = (record.newImage ?? record.oldImage) as unknown as PoolRecord;
   const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
-  if (record.eventName === 'INSERT') return [{ pool: id, freed: true }];
+  if (record.eventName === 'INSERT') return [{ pool: id, recount: true }];
   if (record.eventName === 'MODIFY') {
     const before = record.oldImage as unknown as PoolRecord | undefined;
     // A counts write by this function changes no generation: nothing to do, and no loop.
     return before?.metadata.generation === pool.metadata.generation &&
       before.metadata.uid === pool.metadata.uid
       ? []
-      : [{ pool: id, freed: true }];
+      : [{ pool: id, recount: true }];
   }
   return [];
 }
@@ -99,6 +99,16 @@ function poolIdOfAllocation(allocation: AllocationRecord): PoolId {
 
 function claimKey(namespace: string, name: string): ItemKey {
   return objectKey(namespace, 'claims', name);
+}
+
+/** The slot change an allocation object's insert or removal makes (a change of its fields makes none). */
+function slotTouched(allocation: AllocationRecord, eventName: ChangeRecord['eventName']): Touched[] {
+  const pool = poolIdOfAllocation(allocation);
+  if (eventName === 'MODIFY') return [];
+  const value = valueKind(allocation.kind).parse(allocation.value);
+  if (!value.ok) return [];
+  const { slot, family, length } = value.value;
+  return [{ pool, change: { slot, family, length, present: eventName === 'INSERT' } }];
 }
 
 /** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */
@@ -126,7 +136,7 @@ async function reclaim(ctx: ClaimContext, key: ItemKey, allocation: AllocationRe
 async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
   const before = record.oldImage as unknown as AllocationRecord | undefined;
   const after = record.newImage as unknown as AllocationRecord | undefined;
-  const pools = [{ pool: poolIdOfAllocation((after ?? before)!), freed: record.eventName === 'REMOVE' }];
+  const pools = slotTouched((after ?? before)!, record.eventName);
   if (record.eventName === 'REMOVE') {
     await allocationRemoved(ctx, record.keys, before!);
     return pools;
@@ -189,99 +199,20 @@ async function allocationRemoved(
 }
 
 /**
- * Recounts a pool from its allocation objects and wakes the claims that wait for it. The recount reads
- * every allocation object of the pool: exact and idempotent under any delivery order.
+ * Brings a pool's counts up to date with a batch's slot changes (lib/tally.ts: cost by the blocks the
+ * batch touched, not by the pool) and wakes the claims that wait for it while a candidate is free.
  */
 export async function refreshPool(
   ctx: ClaimContext,
   id: PoolId,
-  options: { freed?: boolean } = {},
+  changes: readonly SlotChange[] = [],
+  options: { recount?: boolean } = {},
 ): Promise<void> {
-  const info = poolKindInfo(id.kind);
-  if (!info) return;
-  const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
-  if (pool?.t !== 'pool') return;
-  const space = spaceOf(pool);
-  const kind = valueKind(info.allocationKind);
-  let allocated = 0;
-  const heldOrdinals: bigint[] = [];
-  for await (const allocation of ctx.table.poolAllocations(id.namespace, info.allocationResource, id.name)) {
-    allocated++;
-    const value = kind.parse(allocation.value);
-    if (!value.ok || !space.fits(value.value) || !containsSlot(space.segments, value.value.slot)) continue;
-    heldOrdinals.push(ordinalOf(space.segments, value.value.slot)!);
-  }
-  heldOrdinals.sort(compareBig);
-  const held = BigInt(heldOrdinals.length);
-  const available = await writeCounts(ctx, pool, space, {
-    allocated,
-    held,
-    searchFrom: firstFree(heldOrdinals, 0n),
-    freed: options.freed ?? true,
-  });
-  if (!available) return;
+  if (!poolKindInfo(id.kind)) return;
+  const result = await tallyPool(ctx, id, changes, options);
+  // Woken whenever a value may be free: a claim that found nothing on stale counts gets another look.
+  if (!result?.available) return;
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
-}
-
-export function compareBig(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** The first position at or after `from` that is not in `sortedHeld` (ascending). */
-export function firstFree(sortedHeld: readonly bigint[], from: bigint): bigint {
-  let free = from;
-  for (const ordinal of sortedHeld) {
-    if (ordinal === free) free++;
-    else if (ordinal > free) break;
-  }
-  return free;
-}
-
-/**
- * Writes a pool's counts when they changed (a write that changes nothing would only wake the stream
- * again); returns whether a candidate is free.
- */
-export async function writeCounts(
-  ctx: ClaimContext,
-  pool: PoolRecord,
-  space: PoolSpace,
-  tally: { allocated: number; held: bigint; searchFrom: bigint; freed: boolean },
-): Promise<boolean> {
-  const available = tally.held < space.total;
-  const previous = pool.counts;
-  const now = timestamp();
-  // A recount may be triggered by another record than the removal it sees (records of different keys
-  // arrive in any order), so fewer values held or an earlier first free value also mean values were freed.
-  const freed =
-    tally.freed ||
-    (previous !== undefined &&
-      (BigInt(previous.held) > tally.held || BigInt(previous.searchFrom) > tally.searchFrom));
-  const keepEpoch = !freed && previous?.epoch && previous.generation === pool.metadata.generation;
-  const counts: PoolCounts = {
-    allocated: tally.allocated,
-    held: tally.held.toString(),
-    searchFrom: tally.searchFrom.toString(),
-    generation: pool.metadata.generation,
-    updatedAt: now,
-    revision: randomUUID(),
-    epoch: keepEpoch ? previous.epoch : randomUUID(),
-    available,
-    availableSince:
-      previous?.available === available && previous.availableSince ? previous.availableSince : now,
-  };
-  const changed =
-    !previous ||
-    previous.allocated !== counts.allocated ||
-    previous.held !== counts.held ||
-    previous.searchFrom !== counts.searchFrom ||
-    previous.generation !== counts.generation ||
-    previous.epoch !== counts.epoch ||
-    previous.available !== counts.available;
-  if (changed) {
-    const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
-    await ctx.table.setPoolCounts(poolKeyOf(id), pool.metadata.uid, counts);
-  }
-  return available;
 }
 
 export type { Stored };

@@ -35,6 +35,11 @@ export interface PoolCounts {
    * claim handler's search memory is keyed on, so the memory survives recounts that only saw claims.
    */
   epoch?: string;
+  /**
+   * Markers (block-summary slot changes, lib/tally.ts) these counts already hold, by id → when: a marker
+   * is applied once, however often its records are delivered.
+   */
+  applied?: Record<string, string>;
   /** When the Available condition last changed. */
   availableSince?: string;
   available?: boolean;

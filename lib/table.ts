@@ -8,6 +8,10 @@
  *   (in sortable hex) are the key, so `attribute_not_exists(pk)` on a put is the arbiter of every race.
  *   A block holds 64 consecutive slots: a claim reads one block to find a free value, and concurrent
  *   claims spread their writes over blocks.
+ * - a block's summary, kept by the stream function: the block's partition / `~` (after every slot), one
+ *   attribute per held slot (`x<offset>`) and the slot changes not yet in the pool's counts (`q_<id>`);
+ *   and a pool's directory of summarised blocks, `D#<ns>#<poolKind>#<pool>` / `<family><block>`, written
+ *   once per block, so a recount finds every summary without a Scan (see lib/tally.ts).
  * - names of pre-provisioned allocation objects that are not the deterministic one:
  *   `N#<ns>#<resource>#<name>` / `N`, pointing at the allocation's key.
  * Indexes:
@@ -119,6 +123,52 @@ function allocationItem(key: ItemKey, record: AllocationRecord, slot: bigint, re
   return { ...key, ...record, ...index };
 }
 
+/** A block of a pool's slot space: the unit the stream function summarises. */
+export interface BlockRef {
+  family: 4 | 6 | undefined;
+  block: bigint;
+}
+
+/** A slot change not yet in the pool's counts: offset in the block, +1/−1, and the value's prefix length (0: none). */
+export type MarkerEntry = [offset: number, delta: 1 | -1, length: number];
+
+/** A block's summary as the stream function keeps it (lib/tally.ts). */
+export interface BlockSummary {
+  /** Held slots: offset in the block → the value's prefix length (0 for kinds without one). */
+  slots: Map<number, number>;
+  /** Slot changes recorded here and not yet confirmed cleared: marker id → entries. */
+  pending: Map<string, MarkerEntry[]>;
+  /** Whether the pool's directory lists this block. */
+  listed: boolean;
+}
+
+const SUMMARY_SK = '~';
+const SLOT_ATTRIBUTE = 'x';
+const MARKER_ATTRIBUTE = 'q_';
+
+export function summaryKey(pool: PoolId, ref: BlockRef): ItemKey {
+  return { pk: blockPk(pool, ref.family, ref.block), sk: SUMMARY_SK };
+}
+
+function directoryKey(pool: PoolId, ref?: BlockRef): ItemKey {
+  const sk = ref
+    ? `${ref.family === undefined ? '' : `v${ref.family}.`}${ref.block.toString(16).padStart(32, '0')}`
+    : '';
+  return { pk: `D#${pool.namespace}#${pool.kind}#${pool.name}`, sk };
+}
+
+function summaryOf(item: Item | undefined): BlockSummary {
+  const summary: BlockSummary = { slots: new Map(), pending: new Map(), listed: item?.l === 1 };
+  for (const [name, value] of Object.entries(item ?? {})) {
+    if (name.startsWith(MARKER_ATTRIBUTE)) {
+      summary.pending.set(name.slice(MARKER_ATTRIBUTE.length), value as MarkerEntry[]);
+    } else if (name.startsWith(SLOT_ATTRIBUTE)) {
+      summary.slots.set(Number.parseInt(name.slice(SLOT_ATTRIBUTE.length), 16), Number(value));
+    }
+  }
+  return summary;
+}
+
 export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
   return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
 }
@@ -179,6 +229,140 @@ export class Table {
     return result.Item as Stored<T> | undefined;
   }
 
+  // ------------------------------------------------------------ block summaries (the stream function's)
+
+  async readSummary(pool: PoolId, ref: BlockRef): Promise<BlockSummary> {
+    const result = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: summaryKey(pool, ref), ConsistentRead: true }),
+    );
+    return summaryOf(result.Item);
+  }
+
+  /**
+   * Sets the block's held slots and records the changes as a pending marker, in one write: a crash after
+   * it leaves the marker, so a retry still carries the changes to the pool's counts.
+   */
+  async writeSummary(
+    pool: PoolId,
+    ref: BlockRef,
+    slots: readonly { offset: number; length: number | undefined }[],
+    marker: { id: string; entries: MarkerEntry[] },
+  ): Promise<void> {
+    const names: Record<string, string> = { '#q': MARKER_ATTRIBUTE + marker.id };
+    const values: Item = { ':q': marker.entries };
+    const set = ['#q = :q'];
+    const remove: string[] = [];
+    slots.forEach(({ offset, length }, i) => {
+      names[`#s${i}`] = SLOT_ATTRIBUTE + offset.toString(16);
+      if (length === undefined) remove.push(`#s${i}`);
+      else {
+        set.push(`#s${i} = :s${i}`);
+        values[`:s${i}`] = length;
+      }
+    });
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: summaryKey(pool, ref),
+        UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  /** Drops markers whose changes the pool's counts now hold, and notes that the directory lists the block. */
+  async finishSummary(pool: PoolId, ref: BlockRef, markerIds: readonly string[]): Promise<void> {
+    const names: Record<string, string> = {};
+    markerIds.forEach((id, i) => (names[`#q${i}`] = MARKER_ATTRIBUTE + id));
+    const remove = markerIds.map((_, i) => `#q${i}`);
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: summaryKey(pool, ref),
+          UpdateExpression: `SET l = :listed${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: remove.length ? names : undefined,
+          ExpressionAttributeValues: { ':listed': 1 },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
+  }
+
+  /** Lists a block in its pool's directory (idempotent). */
+  async listBlock(pool: PoolId, ref: BlockRef): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...directoryKey(pool, ref), f: ref.family ?? 0, b: ref.block.toString(16) },
+      }),
+    );
+  }
+
+  /** Every block the pool's directory lists, in directory order (a consistent read). */
+  async *listedBlocks(pool: PoolId): AsyncGenerator<BlockRef> {
+    const { pk } = directoryKey(pool);
+    let start: Item | undefined;
+    do {
+      const result = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of result.Items ?? []) {
+        yield { family: item.f === 0 ? undefined : (item.f as 4 | 6), block: BigInt(`0x${String(item.b)}`) };
+      }
+      start = result.LastEvaluatedKey;
+    } while (start);
+  }
+
+  /**
+   * Writes a pool's counts if they are still at `revision` (absent: the pool has none yet) and the pool is
+   * still the one with `uid`; false when another write came first.
+   */
+  async writeTally(
+    key: ItemKey,
+    uid: string,
+    revision: string | undefined,
+    counts: PoolCounts,
+  ): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET #c = :counts',
+          ConditionExpression:
+            revision === undefined
+              ? '#m.#uid = :uid AND attribute_not_exists(#c)'
+              : '#m.#uid = :uid AND #c.#r = :revision',
+          ExpressionAttributeNames: {
+            '#c': 'counts',
+            '#m': 'metadata',
+            '#uid': 'uid',
+            ...(revision === undefined ? {} : { '#r': 'revision' }),
+          },
+          ExpressionAttributeValues: {
+            ':counts': counts,
+            ':uid': uid,
+            ...(revision === undefined ? {} : { ':revision': revision }),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   // ------------------------------------------------------------ pools and claims
 
   /**
@@ -210,8 +394,18 @@ export class Table {
         new PutCommand({
           TableName: this.tableName,
           Item: { ...key, ...record, ...this.waitingAttributes(record) },
-          ConditionExpression: 'rv = :rv',
-          ExpressionAttributeValues: { ':rv': rv },
+          // A pool's counts belong to the stream function: the replace carries them over, so it must not
+          // land on counts that changed since it read them.
+          ConditionExpression:
+            record.t !== 'pool'
+              ? 'rv = :rv'
+              : record.counts
+                ? 'rv = :rv AND counts.revision = :counts'
+                : 'rv = :rv AND attribute_not_exists(counts)',
+          ExpressionAttributeValues: {
+            ':rv': rv,
+            ...(record.t === 'pool' && record.counts ? { ':counts': record.counts.revision } : {}),
+          },
         }),
       );
     } catch (error) {

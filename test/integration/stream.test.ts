@@ -46,6 +46,8 @@ describe('stream function', () => {
     await api.post('claims', claim('dup-a', { kind: 'IndexPool', name: 'dup' }));
     await api.post('claims', claim('dup-b', { kind: 'IndexPool', name: 'dup' }));
     const allocation = await allocationItem('dup-a');
+    const other = await allocationItem('dup-b');
+    await stream(streamEvent(insertRecord(allocation), insertRecord(other), insertRecord(allocation)));
     const old = await release('dup-a');
 
     const gone = removeRecord(old);
@@ -209,24 +211,118 @@ describe('stream function', () => {
 });
 
 describe('pool counts', () => {
-  it('start a new epoch when a recount sees values freed, even if the record that triggered it was an insert', async () => {
+  it('starts a new epoch when values are freed, and keeps it while claims only take values', async () => {
     await api.post('indexpools', indexPool('epoch', ['1..5']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'epoch'))));
     await api.post('claims', claim('epoch-a', { kind: 'IndexPool', name: 'epoch' }));
     await api.post('claims', claim('epoch-b', { kind: 'IndexPool', name: 'epoch' }));
     const a = await allocationItem('epoch-a');
     const b = await allocationItem('epoch-b');
-    await stream(streamEvent(insertRecord(a), insertRecord(b)));
-    const before = (await poolItem('indexpools', 'epoch')) as { counts?: { epoch?: string; held: string } };
-    expect(before.counts?.held).toBe('2');
-
-    // Another insert arrives (records of different keys come in any order) only after a's removal.
-    await allot.table.deleteItem({ pk: a.pk, sk: a.sk });
+    await stream(streamEvent(insertRecord(a)));
+    const first = await countsOf('epoch');
     await stream(streamEvent(insertRecord(b)));
-    const after = (await poolItem('indexpools', 'epoch')) as { counts?: { epoch?: string; held: string } };
-    expect(after.counts?.held).toBe('1');
-    expect(after.counts?.epoch).not.toBe(before.counts?.epoch);
+    const second = await countsOf('epoch');
+    expect(second).toMatchObject({ held: '2', searchFrom: '2', epoch: first.epoch });
+
+    await allot.table.deleteItem({ pk: a.pk, sk: a.sk });
+    await stream(streamEvent(removeRecord(a), insertRecord(b)));
+    const after = await countsOf('epoch');
+    expect(after).toMatchObject({ held: '1', searchFrom: '0' });
+    expect(after.epoch).not.toBe(second.epoch);
+  });
+
+  it('counts each slot change once when its records come again, in any batch', async () => {
+    await api.post('indexpools', indexPool('again', ['1..8']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'again'))));
+    for (const name of ['again-a', 'again-b', 'again-c']) {
+      await api.post('claims', claim(name, { kind: 'IndexPool', name: 'again' }));
+    }
+    const [a, b, c] = await Promise.all(['again-a', 'again-b', 'again-c'].map(allocationItem));
+    await stream(streamEvent(insertRecord(a!), insertRecord(b!)));
+    await stream(streamEvent(insertRecord(b!), insertRecord(c!), insertRecord(a!)));
+    expect(await countsOf('again')).toMatchObject({ allocated: 3, held: '3', searchFrom: '3' });
+    await allot.table.deleteItem({ pk: b!.pk, sk: b!.sk });
+    await stream(streamEvent(removeRecord(b!), removeRecord(b!)));
+    await stream(streamEvent(insertRecord(c!), removeRecord(b!)));
+    expect(await countsOf('again')).toMatchObject({ allocated: 2, held: '2', searchFrom: '1' });
+    expect((await api.get('indexpools/again')).body.status).toMatchObject({ allocated: 2, free: '6' });
+  });
+
+  it('counts a batch once when the function dies between any two of its counting writes', async () => {
+    // The function dies just before each of its counting writes in turn (the block summary, the directory,
+    // the pool's counts); Lambda then delivers the batch again (twice here).
+    const counting = (command: { input: Record<string, unknown> }) => {
+      const key = command.input.Key as { pk?: string; sk?: string } | undefined;
+      const expression = String(command.input.UpdateExpression ?? '');
+      return (
+        key?.sk === '~' ||
+        expression.includes('#c = :counts') ||
+        String(key?.pk ?? (command.input.Item as { pk?: string } | undefined)?.pk).startsWith('D#')
+      );
+    };
+    let died = 0;
+    for (let dieAt = 0; ; dieAt++) {
+      const pool = `dies-${dieAt}`;
+      await api.post('indexpools', indexPool(pool, ['1..8']));
+      await stream(streamEvent(insertRecord(await poolItem('indexpools', pool))));
+      await api.post('claims', claim(`${pool}-a`, { kind: 'IndexPool', name: pool }));
+      await api.post('claims', claim(`${pool}-b`, { kind: 'IndexPool', name: pool }));
+      const a = await allocationItem(`${pool}-a`);
+      const b = await allocationItem(`${pool}-b`);
+      const batch = streamEvent(insertRecord(a), insertRecord(b));
+      let writes = 0;
+      const dying = new DynamoDBClient({
+        endpoint: allot.store.endpoint,
+        region: 'local',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+        maxAttempts: 1,
+      });
+      dying.middlewareStack.add(
+        (next, context) => async (args) => {
+          const input = args.input as Record<string, unknown>;
+          const isWrite = /^(Update|Put)/.test(String(context.commandName));
+          if (isWrite && counting({ input }) && writes++ === dieAt) {
+            throw Object.assign(new Error('the function died'), { name: 'TimeoutError' });
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'dieAt' },
+      );
+      const dyingStream = createStreamHandler({
+        table: new Table({ tableName: allot.table.tableName, client: dying }),
+      });
+      const outcome = await dyingStream(batch).catch(() => 'died');
+      if (writes <= dieAt) break; // every counting write has had its turn
+      died++;
+      expect(typeof outcome === 'string' || outcome.batchItemFailures.length > 0).toBe(true);
+      await stream(batch);
+      await stream(batch);
+      expect(await countsOf(pool)).toMatchObject({ allocated: 2, held: '2', searchFrom: '2' });
+    }
+    // A: the summary; the directory; B: the counts; C: the summary; D: the counts.
+    expect(died).toBe(5);
+  });
+
+  it('recounts from the block summaries when the spec changes', async () => {
+    await api.post('indexpools', indexPool('respec', ['1..8']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'respec'))));
+    for (const name of ['respec-a', 'respec-b', 'respec-c']) {
+      await api.post('claims', claim(name, { kind: 'IndexPool', name: 'respec' }));
+    }
+    const items = await Promise.all(['respec-a', 'respec-b', 'respec-c'].map(allocationItem));
+    await stream(streamEvent(...items.map((item) => insertRecord(item))));
+    const before = await poolItem('indexpools', 'respec');
+    const updated = await api.put('indexpools/respec', indexPool('respec', ['2..8']));
+    expect(updated.status).toBe(200);
+    await stream(streamEvent(modifyRecord(before, await poolItem('indexpools', 'respec'))));
+    expect(await countsOf('respec')).toMatchObject({ allocated: 3, held: '2', searchFrom: '2' });
+    expect((await api.get('indexpools/respec')).body.status).toMatchObject({ total: '7', free: '5' });
   });
 });
+
+async function countsOf(pool: string) {
+  return ((await poolItem('indexpools', pool)) as unknown as { counts: Record<string, unknown> }).counts;
+}
 
 async function allocationKeyOf(pool: string, index: bigint) {
   const { allocationKey } = await import('../../lib/table.ts');
