@@ -1,17 +1,17 @@
 /**
  * Pools for the benchmark, and filling them with exactly the allocation objects claims would have written
  * (`newAllocation` for a stand-in claim `fill-<n>`, written with the table's batch writer), then letting the
- * stream function's recount (`refreshPool`) set the pool's counts and search hint.
+ * stream function's pool refresh (`refreshPool`, lib/tally.ts) set the pool's counts and search hint.
  *
  * Pools of 2^8 and 2^16 values are materialised whole. Half of 2^32 or 2^64 values cannot be, so for
  * those only a window is written, and the run says which:
  * - "first N taken": the window [N − W, N); the counts are written as the stream would write them for the
- *   whole fill (the window's recount plus the N − W values below it, all held), see `windowedRefresh`.
+ *   whole fill (every value below N held, the hint at N), see `windowedCounts`.
  *   The claim path never reads below its hint; the run checks that no request touched a block below N − W.
  * - "N taken at random": a fresh pool per fill level, with a uniformly random fill of exactly
  *   floor(fill × W) values of the window [0, W); W is chosen so that the window keeps at least as many free
  *   values as the claims measured, which therefore never leave it (checked); the real `refreshPool`
- *   recounts the window.
+ *   tallies the window.
  */
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';

@@ -37,7 +37,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const FILLS = [0, 0.5, 0.9, 0.99];
 const PATTERNS: Pattern[] = ['first', 'random'];
 const EXHAUSTED_SAMPLES = 5;
-const STREAM_PAUSED = 'stream recount paused';
+const STREAM_PAUSED = 'stream paused';
 const REPEATED_SAMPLES = 10;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
@@ -88,7 +88,7 @@ for (const shape of POOL_SHAPES) {
       if (poolPerLevel && fill > 0) randomWindows[`${Math.round(fill * 100)}%`] = Number(window);
       const fillStarted = performance.now();
       await pool.fill(env.admin.table, fill, window);
-      await pool.refresh(env.admin.context); // the stream's recount after the fill (not counted)
+      await pool.refresh(env.admin.context); // the stream's tally of the fill (not counted)
       fillSeconds += (performance.now() - fillStarted) / 1000;
       const tag = `${short}-${pattern}-${percent}`;
       const run = await oneClientScenario(env, pool, fill, tag);
@@ -114,8 +114,8 @@ for (const shape of POOL_SHAPES) {
       await pool.deleteClaims(env.admin.table, made);
 
       if (shape.label === 'index-2^16' && pattern === 'random' && fill === 0.5) {
-        // Scenario 2 as specified (the stream's recount alongside), then the same without the recount during
-        // the run, to tell the handler's own figures from the recount's effect on this single store.
+        // Scenario 2 as specified (the stream's tally alongside), then the same without the stream during
+        // the run, to tell the handler's own figures from the stream's effect on this single store.
         for (const options of [{}, { refreshEvery: Infinity, variant: STREAM_PAUSED }]) {
           await pool.refresh(env.admin.context);
           const concurrent = await concurrentScenario(
@@ -202,15 +202,15 @@ const { perScenario, overall } = allChecks({
 });
 
 const notes = [
-  'Store: dynalite 4 in memory (lib/local/store.ts), in this process on a worker thread of its own, so the store and the clients (handlers, stream recount, fills) each have one of the two cores. Requests per claim do not depend on the store; claims/s and raw puts/s are this machine and this store, not DynamoDB.',
+  'Store: dynalite 4 in memory (lib/local/store.ts), in this process on a worker thread of its own, so the store and the clients (handlers, stream tally, fills) each have one of the two cores. Requests per claim do not depend on the store; claims/s and raw puts/s are this machine and this store, not DynamoDB.',
   'Requests per claim: every SDK command the claim handler instance sent while answering that claim (its own DynamoDB client and counting middleware). Median: mean of the middle two; p99: nearest rank.',
   "Capacity per claim: table units as dynalite reports them (ReturnConsumedCapacity TOTAL on every command), plus estimates. Index units are estimated from the request: a put whose item carries gpk → allocations index (projection ALL) +ceil(item bytes/1 KB); carrying wpk → waiting index (KEYS_ONLY) +1; an UpdateItem that SETs wpk → +1 (a REMOVE of wpk counts 0: the request does not show whether the item had one); an UpdateItem/DeleteItem of an allocation item (pk A#…, always carries gpk) → +1. A failed conditional write: +ceil(item bytes/1 KB) for a put, +1 otherwise (DynamoDB charges it, dynalite reports none). An empty Query: +0.5 (eventually consistent) or +1 (strong), DynamoDB's minimum, where dynalite reports 0.",
-  `Stream function: its recount (refreshPool, which sets the counts and the search hint) runs every ${REFRESH_EVERY} claims (about one stream batch), between claims in the one-client scenarios and alongside the claims in the 32-client scenario; it also runs once after each fill. Its requests are not counted per claim; they are reported apart (stream req/claim). The stream function's per-record work (reading the claim and allocation each record names) is not run.`,
-  `32 clients (${STREAM_PAUSED}): the same run again with no recount during the claims (the hint stays where the recount just before left it), to tell the handler's own figures from the recount's competition for the single store thread and from the search-memory reset each new recount causes (the frontier memory is keyed on the counts revision).`,
-  'Claims/s, one client: claims ÷ the handler time of those claims (the stream recount pauses between claims are excluded). 32 clients: claims ÷ wall time, with the stream recount running alongside on the same store (its busy share of the run is reported; in production it has its own compute and DynamoDB serves its reads apart, here it competes with the claims for the store thread).',
-  `Fills: allocation objects built with newAllocation for stand-in claims fill-<n> (uid random; the claim items are not written), written with Table.writeAllocations, then refreshPool. Fill levels grow (0 → 50% → 90% → 99%): the measured claims and their allocation objects are deleted between levels, so each level is exactly its fill. "first": ordinals [0, N); "random": a uniformly random N-subset (prefixes of one random permutation). N = floor(fill × total).`,
-  `Pools of 2^8 and 2^16 values are materialised whole. index 2^32 and IPv6 /64: "first N" materialises only [N − ${FIRST_WINDOW}, N) and writes the counts the stream would write for the whole fill (the same recount, the values below the window counted as held; PoolCounts.allocated, a JS number, is capped at 2^53 − 1 for the /64); requestsOutsideWindow counts claim requests to blocks below the window (must be 0). "random": a fresh pool per level, with exactly floor(fill × W) values of the window [0, W) taken at random, W = claims ÷ (1 − fill) × ${RANDOM_WINDOW_FACTOR} rounded up to blocks of 64 (${JSON.stringify(randomWindows)}), so the window keeps more free values than the claims measured; the real refreshPool recounts it, so the pool's counts (allocated, held) are the window's while the search hint is what a whole-pool fill gives; requestsOutsideWindow counts claim requests to blocks past the window (must be 0).`,
-  `Write concentration (32-client scenario): writes by partition-key value per key space (table pk; allocations index gpk; waiting index wpk), in 1-second windows by send time, from the claim handlers and the stream recount; a failed conditional put counts as a table write (the partition served it) but not an index write. Windows with fewer than ${MIN_WINDOW_WRITES} writes in a key space are ignored. Ceiling per key space = ${PARTITION_WRITES_PER_SECOND} ÷ (busiest share × that space's writes per claim) claims/s; perPoolCeilingClaimsPerSecond is the lowest over the key spaces.`,
+  `Stream function: its pool refresh (refreshPool → lib/tally.ts: the batch's slot changes into the block summaries and the pool's counts and search hint) runs every ${REFRESH_EVERY} claims (about one stream batch) with those claims' slot changes, between claims in the one-client scenarios and alongside the claims in the 32-client scenario; it also runs after each fill, with the fill's changes (in chunks of 64 blocks). Its requests are not counted per claim; they are reported apart (stream req/claim). The stream function's per-record work (reading the claim and allocation each record names) is not run.`,
+  `32 clients (${STREAM_PAUSED}): the same run again with no pool refresh during the claims (the hint stays where the refresh just before left it), to tell the handler's own figures from the stream's competition for the single store thread.`,
+  'Claims/s, one client: claims ÷ the handler time of those claims (the pauses for the stream refresh between claims are excluded). 32 clients: claims ÷ wall time, with the stream refresh running alongside on the same store (its busy share of the run is reported; in production it has its own compute and DynamoDB serves its reads apart, here it competes with the claims for the store thread).',
+  `Fills: allocation objects built with newAllocation for stand-in claims fill-<n> (uid random; the claim items are not written), written with Table.writeAllocations, then the stream's refreshPool with their slot changes. Fill levels grow (0 → 50% → 90% → 99%): the measured claims and their allocation objects are deleted between levels, so each level is exactly its fill. "first": ordinals [0, N); "random": a uniformly random N-subset (prefixes of one random permutation). N = floor(fill × total).`,
+  `Pools of 2^8 and 2^16 values are materialised whole. index 2^32 and IPv6 /64: "first N" materialises only [N − ${FIRST_WINDOW}, N) and, after the stream's tally of the window, writes the counts it would hold for the whole fill (every value below N held, the hint at N; PoolCounts.allocated, a JS number, is capped at 2^53 − 1 for the /64); requestsOutsideWindow counts claim requests to blocks below the window (must be 0). "random": a fresh pool per level, with exactly floor(fill × W) values of the window [0, W) taken at random, W = claims ÷ (1 − fill) × ${RANDOM_WINDOW_FACTOR} rounded up to blocks of 64 (${JSON.stringify(randomWindows)}), so the window keeps more free values than the claims measured; the real refreshPool tallies it, so the pool's counts (allocated, held) are the window's while the search hint is what a whole-pool fill gives; requestsOutsideWindow counts claim requests to blocks past the window (must be 0).`,
+  `Write concentration (32-client scenario): writes by partition-key value per key space (table pk; allocations index gpk; waiting index wpk), in 1-second windows by send time, from the claim handlers and the stream's refresh; a failed conditional put counts as a table write (the partition served it) but not an index write. Windows with fewer than ${MIN_WINDOW_WRITES} writes in a key space are ignored. Ceiling per key space = ${PARTITION_WRITES_PER_SECOND} ÷ (busiest share × that space's writes per claim) claims/s; perPoolCeilingClaimsPerSecond is the lowest over the key spaces.`,
   `Raw conditional puts: PutItem of {pk, sk, t} with attribute_not_exists(pk), fresh unique keys, same table and store, ${RAW_SECONDS} s each with 1 and ${CONCURRENT_CLIENTS} clients (each its own SDK client and document client), after one warm-up put per client. Efficiency = claims/s × median requests/claim ÷ raw puts/s (32 clients: the 32-client scenario; one client: ${oneClient.name}).`,
   `Bundles: npx cdk synth --quiet into a temporary folder, each AWS::Lambda::Function's asset (Metadata aws:asset:path)/index.mjs. Cold load: the import of the bundle in a fresh node process (${process.version}, ${os.arch()}; Lambda runs nodejs24.x on arm64), timed inside that process, median of ${COLD_LOADS}, with the function's environment as deployed (NODE_OPTIONS=--enable-source-maps); coldLoadWithoutSourceMapsMs without it. KB = 1000 bytes.`,
 ];
@@ -261,7 +261,7 @@ out.push('');
 out.push(scenarioTable(scenarios, perScenario));
 out.push('');
 out.push(
-  `Exhausted pool (2^8, fully allocated, recounted): a new claim took ${exhaustedFigure.requests} requests (${exhaustedFigure.operations.join(', ')}), ${exhaustedFigure.capacity} capacity units; answer ${exhaustedFigure.reasons.join(', ')}`,
+  `Exhausted pool (2^8, fully allocated, tallied): a new claim took ${exhaustedFigure.requests} requests (${exhaustedFigure.operations.join(', ')}), ${exhaustedFigure.capacity} capacity units; answer ${exhaustedFigure.reasons.join(', ')}`,
 );
 out.push(
   `Repeated claim (PUT, same name and spec, already allocated): ${repeatedFigure.requests} requests, ${repeatedFigure.capacity} capacity units; status ${repeatedFigure.statuses.join(', ')}`,
@@ -275,10 +275,10 @@ out.push(
     `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.requestsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}`,
 );
 out.push(
-  `Stream recount alongside the ${CONCURRENT_CLIENTS}-client run: ${concurrent.stream.refreshes} recounts, busy ${round((concurrent.stream.busyShare ?? 0) * 100, 1)}% of the run, ${concurrent.stream.requestsPerClaim} requests and ${concurrent.stream.capacityPerClaim} capacity units per claim`,
+  `Stream refresh alongside the ${CONCURRENT_CLIENTS}-client run: ${concurrent.stream.refreshes} refreshes, busy ${round((concurrent.stream.busyShare ?? 0) * 100, 1)}% of the run, ${concurrent.stream.requestsPerClaim} requests and ${concurrent.stream.capacityPerClaim} capacity units per claim`,
 );
 out.push(
-  '(stream req/claim marked * read only the materialised window; a whole-pool recount reads every allocation object of the pool)',
+  '(stream req/claim: requests of the stream refresh per claim; it reads and writes only the blocks its claims touched)',
 );
 const concentrationLines = (of: readonly SpaceConcentration[]) => {
   for (const space of of) {

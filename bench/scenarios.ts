@@ -11,7 +11,7 @@ import { distribution, round, totals, unitsOf, type Distribution, type RequestRe
 
 /** Claims measured per one-client scenario (fewer where the pool has fewer free values). */
 export const CLAIMS_PER_SCENARIO = 200;
-/** The stream function's recount runs every this many claims (about one stream batch). */
+/** The stream function's pool refresh runs every this many claims (about one stream batch). */
 export const REFRESH_EVERY = 50;
 export const CONCURRENT_CLIENTS = 32;
 export const CONCURRENT_CLAIMS = 2000;
@@ -26,7 +26,7 @@ export interface Env {
   tableName: string;
   /** Creates pools and fills them; not counted. */
   admin: Instance;
-  /** Runs the stream function's recount; counted apart from the claims. */
+  /** Runs the stream function's pool refresh; counted apart from the claims. */
   stream: Instance;
 }
 
@@ -69,7 +69,7 @@ export interface ScenarioResult {
   capacityByOperation: Record<string, number>;
   materialised: Materialised;
   stream: {
-    /** Claims between recounts; null when the recount does not run during the claims. */
+    /** Claims between refreshes; null when the refresh does not run during the claims. */
     refreshEvery: number | null;
     refreshes: number;
     requestsPerClaim: number;
@@ -222,9 +222,6 @@ function streamFigures(
     requestsPerClaim: round(sum.requests / claims, 3),
     capacityPerClaim: round(sum.units / claims, 3),
   };
-  if (pool.materialised?.kind === 'window')
-    figures.note =
-      'the recount read only the materialised window; over a whole pool it reads every allocation object';
   return figures;
 }
 
@@ -243,7 +240,7 @@ export interface OneClientRun {
 }
 
 /**
- * Scenario 1: one client (one handler instance) makes claims one after another; the stream's recount runs
+ * Scenario 1: one client (one handler instance) makes claims one after another; the stream's refresh runs
  * every REFRESH_EVERY claims, between claims. Claims per second counts the handler's time only.
  */
 export async function oneClientScenario(
@@ -281,7 +278,7 @@ export async function oneClientScenario(
 
 /**
  * Scenario 2: 32 instances, each its own client and search memory, claim concurrently from one pool until
- * CONCURRENT_CLAIMS are made; the stream's recount runs alongside, again after every `refreshEvery` claims
+ * CONCURRENT_CLAIMS are made; the stream's refresh runs alongside, again after every `refreshEvery` claims
  * (one at a time, as the stream function processes one batch at a time); Infinity: not during the run.
  */
 export async function concurrentScenario(
@@ -349,7 +346,7 @@ export async function concurrentScenario(
   return { result, samples };
 }
 
-/** Scenario 3a: claims against a pool with no free value, after the stream's recount. */
+/** Scenario 3a: claims against a pool with no free value, after the stream's refresh. */
 export async function exhaustedClaims(
   env: Env,
   pool: BenchPool,

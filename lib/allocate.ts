@@ -21,7 +21,10 @@ export interface AllocationPort {
 }
 
 export type NextOutcome =
-  { kind: 'allocated'; value: ParsedValue; collisions: number } | { kind: 'exhausted'; collisions: number };
+  | { kind: 'allocated'; value: ParsedValue; collisions: number }
+  | { kind: 'exhausted'; collisions: number }
+  /** With `stopAtCollision`: the first put lost a race, and the caller chooses where to look next. */
+  | { kind: 'collided'; collisions: number };
 
 export interface AllocateNextOptions {
   /** Position in candidate order to start from (the pool's hint); 0 when unknown. */
@@ -34,6 +37,8 @@ export interface AllocateNextOptions {
    * block is not read; where they are not, the second read takes the block.
    */
   firstReadLimit?: number;
+  /** Return at the first lost race instead of trying the block's other free slots. */
+  stopAtCollision?: boolean;
 }
 
 /**
@@ -68,6 +73,7 @@ export async function allocateNext(
         if (await port.tryCreate(valueAt(slot)))
           return { kind: 'allocated', value: valueAt(slot), collisions };
         collisions++;
+        if (options.stopAtCollision) return { kind: 'collided', collisions };
       }
       cursor = known + 1n;
     }

@@ -270,7 +270,7 @@ export async function decide(
       collisions: 0,
     };
   }
-  const search = (from: bigint) =>
+  const search = (from: bigint, stopAtCollision = false) =>
     allocateNext(
       restricted.segments,
       (slot) => space.valueAt(slot),
@@ -283,26 +283,37 @@ export async function decide(
         from,
         random: ctx.random,
         firstReadLimit: unrestricted ? firstReadLimit(ctx, pool, space) : undefined,
+        stopAtCollision,
       },
     );
   const contended = unrestricted && isContended(ctx, pool);
-  const from = contended ? start + spreadOffset(ctx, space.total - start) : start;
-  let next = await search(from);
+  const spreadStart = () => start + spreadOffset(ctx, space.total - start);
+  const from = contended ? spreadStart() : start;
+  // A lone caller's first lost race shows others are claiming here: spread at once rather than try the
+  // same block's next free slots, which the others are trying too.
+  let next = await search(from, unrestricted && !contended);
   let collisions = next.collisions;
-  if (next.kind === 'exhausted' && from > start) {
+  let spread = from > start;
+  if (next.kind === 'collided') {
+    const jump = spreadStart();
+    spread = jump > start;
+    next = await search(jump);
+    collisions += next.collisions;
+  }
+  if (next.kind === 'exhausted' && spread) {
     // The spread start was past the last free candidate: look again from the hint.
     next = await search(start);
     collisions += next.collisions;
   }
   if (collisions > 0) markContended(ctx, pool);
-  if (next.kind === 'exhausted') {
+  if (next.kind !== 'allocated') {
     const what = unrestricted
       ? `no candidate of ${ref.name} is free`
       : `no candidate of ${ref.name} within this claim's limits is free`;
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions };
   }
   // A spread search skipped free candidates: it proves nothing about what lies below it.
-  if (unrestricted && !contended) {
+  if (unrestricted && !contended && collisions === 0) {
     const found = ordinalOf(restricted.segments, next.value.slot)!;
     rememberFrontier(ctx, pool, found + 1n);
     rememberHeldRun(ctx, pool, found - from);

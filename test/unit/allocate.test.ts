@@ -195,6 +195,13 @@ describe('allocateNext, a lone caller', () => {
 });
 
 describe('allocateNext, losing races', () => {
+  it('stops at the first lost race when asked, so the caller can look elsewhere', async () => {
+    const port = new MemoryPort([], [0n]);
+    const outcome = await allocateNext([seg(0n, 9n)], valueAt, port, { stopAtCollision: true });
+    expect(outcome).toEqual({ kind: 'collided', collisions: 1 });
+    expect(port.puts).toEqual([0n]);
+  });
+
   it('moves on from a slot another caller took and counts the collision', async () => {
     const port = new MemoryPort([], [0n]);
     const outcome = await allocateNext([seg(0n, 9n)], valueAt, port, { random: () => 0 });
