@@ -269,32 +269,22 @@ export class BenchPool {
   noteChange(value: string, present: boolean): void {
     const parsed = valueKind(this.info.allocationKind).parse(value);
     if (!parsed.ok) return;
-    const { slot, family, length } = parsed.value;
-    this.changes.push({ slot, family, length, present });
+    const { slot, family } = parsed.value;
+    this.changes.push({ record: randomUUID(), slot, family, present });
   }
 
   /**
    * The stream function's pool refresh (lib/tally.ts) with the slot changes since the last one. A fill's
-   * changes go in chunks of 64 blocks (a stream batch carries at most 100 records; these carry more, so
-   * a fill does not take minutes); for a windowed "first N" fill, the counts are then those of the
-   * whole fill it stands for.
+   * changes go in chunks of 1,024 (a stream batch carries at most 100 records; a fill in such batches
+   * would take minutes); for a windowed "first N" fill, the counts are then those of the whole fill it
+   * stands for.
    */
   async refresh(stream: ClaimContext): Promise<void> {
     const changes = this.changes;
     this.changes = [];
-    const chunk: SlotChange[] = [];
-    const blocks = new Set<bigint>();
-    for (const change of [...changes].sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))) {
-      const block = change.slot >> BLOCK_BITS;
-      if (!blocks.has(block) && blocks.size === 64 && changes.length > 100) {
-        await refreshPool(stream, this.id, chunk.splice(0));
-        blocks.clear();
-      }
-      blocks.add(block);
-      chunk.push(change);
+    for (let start = 0; start < changes.length || start === 0; start += 1024) {
+      await refreshPool(stream, this.id, changes.slice(start, start + 1024));
     }
-    if (changes.length <= 100) chunk.splice(0, chunk.length, ...changes); // a claim batch: record order
-    await refreshPool(stream, this.id, chunk);
     if (this.virtualPrefix > 0n && changes.length > 100)
       await windowedCounts(stream, this, this.virtualPrefix);
   }
@@ -345,11 +335,12 @@ async function windowedCounts(stream: ClaimContext, pool: BenchPool, prefix: big
   while (pool.filled(searchFrom)) searchFrom++;
   // Every value below the hint is held, and none above it: a "first N" fill.
   const held = searchFrom;
-  // PoolCounts.allocated is a JS number: past 2^53 (first-N fills of the /64) it is written as 2^53 − 1.
-  // No store can hold that many allocation objects; the claim path reads only searchFrom and the epoch.
+  // PoolCounts.allocated is a JS number: past 2^53 (first-N fills of the /64) it is written as 2^53 − 2^20,
+  // room for the claims measured. No store can hold that many allocation objects; the claim path reads
+  // only searchFrom and the epoch.
   await stream.table.setPoolCounts(poolKeyOf(pool.id), record.metadata.uid, {
     ...counts,
-    allocated: Math.min(Number(held), Number.MAX_SAFE_INTEGER),
+    allocated: Math.min(Number(held), Number.MAX_SAFE_INTEGER - 2 ** 20),
     held: held.toString(),
     searchFrom: searchFrom.toString(),
     available: held < pool.space.total,

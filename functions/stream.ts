@@ -21,6 +21,7 @@ function changeOf(record: DynamoDBRecord): ChangeRecord {
   const image = (value: unknown) => (value ? unmarshall(value as Record<string, AttributeValue>) : undefined);
   const keys = unmarshall(record.dynamodb!.Keys as Record<string, AttributeValue>);
   return {
+    id: record.eventID ?? record.dynamodb!.SequenceNumber!,
     eventName: record.eventName!,
     keys: { pk: keys.pk as string, sk: keys.sk as string },
     oldImage: image(record.dynamodb?.OldImage),

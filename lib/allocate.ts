@@ -6,25 +6,36 @@
 import { runsFrom, type Segment } from './candidates.ts';
 import type { ParsedValue } from './values.ts';
 
-/** Slots per block: one Query reads a block, and the table keeps a block in one partition. */
+/** Slots per block: a claim's read of allocation objects covers at most one block (one partition). */
 export const BLOCK_SIZE = 64n;
+/** Slots per summary: one read of the stream function's bitmap shows which of them are held. */
+export const SUMMARY_SPAN = 4096n;
 
 /** What the engine needs from the store, for one pool. */
 export interface AllocationPort {
   /**
    * Slots held between `first` and `last` (inclusive, inside one block), ascending; only the first
-   * `limit` of them when a limit is given.
+   * `limit` of them when a limit is given. What the store holds now.
    */
   heldSlots(first: bigint, last: bigint, limit?: number): Promise<bigint[]>;
+  /**
+   * Slots held between `first` and `last` (inclusive, inside one summary span) as the stream function's
+   * summary shows them: one small read, but it may lag behind the store. Optional.
+   */
+  summaryHeldSlots?(first: bigint, last: bigint): Promise<bigint[]>;
   /** Conditionally creates the allocation object; false when another one holds the value. */
   tryCreate(value: ParsedValue): Promise<boolean>;
 }
 
+/**
+ * `collisions`: puts that lost. `raced`: one lost although the store itself (not the summary, which may
+ * lag) showed the value free, so another caller is claiming from this pool right now.
+ */
 export type NextOutcome =
-  | { kind: 'allocated'; value: ParsedValue; collisions: number }
-  | { kind: 'exhausted'; collisions: number }
-  /** With `stopAtCollision`: the first put lost a race, and the caller chooses where to look next. */
-  | { kind: 'collided'; collisions: number };
+  | { kind: 'allocated'; value: ParsedValue; collisions: number; raced: boolean }
+  | { kind: 'exhausted'; collisions: number; raced: boolean }
+  /** With `stopAtCollision`: the first race was lost, and the caller chooses where to look next. */
+  | { kind: 'collided'; collisions: number; raced: true };
 
 export interface AllocateNextOptions {
   /** Position in candidate order to start from (the pool's hint); 0 when unknown. */
@@ -42,8 +53,9 @@ export interface AllocateNextOptions {
 }
 
 /**
- * Allocates the first free candidate at or after `from`. A lone caller always gets the lowest free
- * candidate. When a put loses a race ("mid-air collision": another claim took the value between our read
+ * Allocates the first free candidate at or after `from`. A lone caller gets the lowest free candidate
+ * the summary shows (it may lag: a value freed a moment ago may be passed over; a value taken a moment
+ * ago costs a lost put, after which the search reads the allocation objects themselves). When a put loses a race ("mid-air collision": another claim took the value between our read
  * and our put), the engine moves on, picking at random among the free slots it read in that block, so
  * racing callers spread out instead of colliding on the same next value again.
  */
@@ -55,30 +67,42 @@ export async function allocateNext(
 ): Promise<NextOutcome> {
   const random = options.random ?? Math.random;
   let collisions = 0;
+  let raced = false;
   let reads = 0;
+  // The summary until a put it suggested loses: then the objects themselves, for the rest of the search.
+  let summary = port.summaryHeldSlots !== undefined;
   for (const run of runsFrom(segments, options.from ?? 0n)) {
     let cursor = run.first;
     while (cursor <= run.last) {
-      const blockLast = minBig(run.last, cursor | (BLOCK_SIZE - 1n));
-      const limit = reads++ === 0 ? options.firstReadLimit : undefined;
-      const read = await port.heldSlots(cursor, blockLast, limit);
+      const spanLast = minBig(run.last, cursor | ((summary ? SUMMARY_SPAN : BLOCK_SIZE) - 1n));
+      const limit = !summary && reads++ === 0 ? options.firstReadLimit : undefined;
+      const read = summary
+        ? await port.summaryHeldSlots!(cursor, spanLast)
+        : await port.heldSlots(cursor, spanLast, limit);
       // A read cut short by the limit says nothing past the last slot it returned.
-      const known = limit !== undefined && read.length >= limit ? read[read.length - 1]! : blockLast;
+      const known = limit !== undefined && read.length >= limit ? read[read.length - 1]! : spanLast;
       const held = new Set(read);
       const free: bigint[] = [];
       for (let slot = cursor; slot <= known; slot++) if (!held.has(slot)) free.push(slot);
+      let reread = false;
       while (free.length > 0) {
-        const pick = collisions === 0 ? 0 : Math.floor(random() * free.length);
+        const pick = raced ? Math.floor(random() * free.length) : 0;
         const [slot] = free.splice(pick, 1) as [bigint];
         if (await port.tryCreate(valueAt(slot)))
-          return { kind: 'allocated', value: valueAt(slot), collisions };
+          return { kind: 'allocated', value: valueAt(slot), collisions, raced };
         collisions++;
-        if (options.stopAtCollision) return { kind: 'collided', collisions };
+        if (summary) {
+          summary = false; // it lags: read this span again from the objects
+          reread = true;
+          break;
+        }
+        raced = true;
+        if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
       }
-      cursor = known + 1n;
+      if (!reread) cursor = known + 1n;
     }
   }
-  return { kind: 'exhausted', collisions };
+  return { kind: 'exhausted', collisions, raced };
 }
 
 function minBig(a: bigint, b: bigint): bigint {

@@ -5,7 +5,7 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext, BLOCK_SIZE } from './allocate.ts';
+import { allocateNext } from './allocate.ts';
 import { ordinalOf, type Segment } from './candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from './kinds.ts';
 import { allocationRefOf, condition, spaceOf } from './objects.ts';
@@ -13,13 +13,15 @@ import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './recor
 import { valueKind } from './spaces.ts';
 import {
   ConditionFailedError,
+  GROUP_BITS,
   allocationKey,
   objectKey,
   type PoolId,
   type Stored,
   type Table,
 } from './table.ts';
-import type { ParsedValue, PoolSpace } from './values.ts';
+import { familyOf, isHeld } from './tally.ts';
+import type { ParsedValue } from './values.ts';
 
 export interface ClaimContext {
   table: Table;
@@ -30,8 +32,6 @@ export interface ClaimContext {
    * handler instance, as each Lambda instance has its own.
    */
   frontiers?: Map<string, bigint>;
-  /** Per pool, how many held values this instance's last search passed (see firstReadLimit). */
-  heldRuns?: Map<string, number>;
   /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
   contendedUntil?: Map<string, number>;
 }
@@ -277,14 +277,17 @@ export async function decide(
       {
         heldSlots: (first, last, limit) =>
           ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last, limit),
+        summaryHeldSlots: async (first, last) => {
+          const ref = { family: familyOf(space), group: first >> GROUP_BITS };
+          const { bits } = await ctx.table.readGroup(poolId, ref, false);
+          const base = ref.group << GROUP_BITS;
+          const held: bigint[] = [];
+          for (let slot = first; slot <= last; slot++) if (isHeld(bits, Number(slot - base))) held.push(slot);
+          return held;
+        },
         tryCreate,
       },
-      {
-        from,
-        random: ctx.random,
-        firstReadLimit: unrestricted ? firstReadLimit(ctx, pool, space) : undefined,
-        stopAtCollision,
-      },
+      { from, random: ctx.random, stopAtCollision },
     );
   const contended = unrestricted && isContended(ctx, pool);
   const spreadStart = () => start + spreadOffset(ctx, space.total - start);
@@ -293,19 +296,22 @@ export async function decide(
   // same block's next free slots, which the others are trying too.
   let next = await search(from, unrestricted && !contended);
   let collisions = next.collisions;
+  let raced = next.raced;
   let spread = from > start;
   if (next.kind === 'collided') {
     const jump = spreadStart();
     spread = jump > start;
     next = await search(jump);
     collisions += next.collisions;
+    raced ||= next.raced;
   }
   if (next.kind === 'exhausted' && spread) {
     // The spread start was past the last free candidate: look again from the hint.
     next = await search(start);
     collisions += next.collisions;
+    raced ||= next.raced;
   }
-  if (collisions > 0) markContended(ctx, pool);
+  if (raced) markContended(ctx, pool);
   if (next.kind !== 'allocated') {
     const what = unrestricted
       ? `no candidate of ${ref.name} is free`
@@ -313,37 +319,10 @@ export async function decide(
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions };
   }
   // A spread search skipped free candidates: it proves nothing about what lies below it.
-  if (unrestricted && !contended && collisions === 0) {
-    const found = ordinalOf(restricted.segments, next.value.slot)!;
-    rememberFrontier(ctx, pool, found + 1n);
-    rememberHeldRun(ctx, pool, found - from);
+  if (unrestricted && !contended && !raced) {
+    rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
   }
   return allocated(collisions);
-}
-
-/**
- * How many held values the first read of a search takes: about twice the run of held values this
- * instance last had to pass in this pool (or, before its first claim there, the run the pool's fill
- * predicts: fill ÷ (1 − fill)), plus a few. Where free values are near, a few items show one; where
- * they are not, the whole block is read.
- */
-function firstReadLimit(ctx: ClaimContext, pool: PoolRecord, space: PoolSpace): number | undefined {
-  let run = ctx.heldRuns?.get(pool.metadata.uid);
-  if (run === undefined) {
-    const counts = pool.counts;
-    if (!counts || counts.generation !== pool.metadata.generation || space.total === 0n) return undefined;
-    const fill = Number((BigInt(counts.held) * 1000n) / space.total) / 1000;
-    if (fill >= 0.95) return undefined;
-    run = fill / (1 - fill);
-  }
-  const limit = Math.ceil(2 * run) + 4;
-  return limit >= Number(BLOCK_SIZE) ? undefined : limit;
-}
-
-function rememberHeldRun(ctx: ClaimContext, pool: PoolRecord, run: bigint): void {
-  const runs = (ctx.heldRuns ??= new Map());
-  if (runs.size > 10_000) runs.clear();
-  runs.set(pool.metadata.uid, Number(run));
 }
 
 /**
@@ -372,10 +351,6 @@ function markContended(ctx: ClaimContext, pool: PoolRecord): void {
 function spreadOffset(ctx: ClaimContext, remaining: bigint): bigint {
   const width = remaining < SPREAD ? remaining : SPREAD;
   return BigInt(Math.floor((ctx.random ?? Math.random)() * Number(width)));
-}
-
-function familyOf(space: PoolSpace): 4 | 6 | undefined {
-  return space.kind === 'IndexPool' ? undefined : space.valueAt(space.segments[0]?.first ?? 0n).family;
 }
 
 /**

@@ -289,6 +289,9 @@ async function deletePool(info: PoolKindInfo, request: OperationRequest, ctx: Cl
       await deleteCustomName(ctx, allocation, info.allocationResource);
     }
   }
+  // The stream function's summaries of the pool go with it: a pool created again under the name starts
+  // empty at once, not when the stream has caught up.
+  await ctx.table.deleteSummaries({ namespace, kind: info.kind, name });
   const deleted = await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid });
   if (!deleted) throw notFound(info.resource, name);
   return { statusCode: 200, body: poolObject(deleted) };

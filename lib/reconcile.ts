@@ -39,6 +39,8 @@ import { tallyPool, type SlotChange } from './tally.ts';
 import { objectKey, type PoolId, type Stored } from './table.ts';
 
 export interface ChangeRecord {
+  /** The stream record's id (Lambda's eventID): the same record delivered again has the same id. */
+  id: string;
   eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
   keys: ItemKey;
   oldImage?: Record<string, unknown>;
@@ -102,13 +104,13 @@ function claimKey(namespace: string, name: string): ItemKey {
 }
 
 /** The slot change an allocation object's insert or removal makes (a change of its fields makes none). */
-function slotTouched(allocation: AllocationRecord, eventName: ChangeRecord['eventName']): Touched[] {
-  const pool = poolIdOfAllocation(allocation);
-  if (eventName === 'MODIFY') return [];
+function slotTouched(allocation: AllocationRecord, record: ChangeRecord): Touched[] {
+  if (record.eventName === 'MODIFY') return [];
   const value = valueKind(allocation.kind).parse(allocation.value);
   if (!value.ok) return [];
-  const { slot, family, length } = value.value;
-  return [{ pool, change: { slot, family, length, present: eventName === 'INSERT' } }];
+  const { slot, family } = value.value;
+  const change = { record: record.id, slot, family, present: record.eventName === 'INSERT' };
+  return [{ pool: poolIdOfAllocation(allocation), change }];
 }
 
 /** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */
@@ -136,7 +138,7 @@ async function reclaim(ctx: ClaimContext, key: ItemKey, allocation: AllocationRe
 async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
   const before = record.oldImage as unknown as AllocationRecord | undefined;
   const after = record.newImage as unknown as AllocationRecord | undefined;
-  const pools = slotTouched((after ?? before)!, record.eventName);
+  const pools = slotTouched((after ?? before)!, record);
   if (record.eventName === 'REMOVE') {
     await allocationRemoved(ctx, record.keys, before!);
     return pools;

@@ -8,10 +8,11 @@
  *   (in sortable hex) are the key, so `attribute_not_exists(pk)` on a put is the arbiter of every race.
  *   A block holds 64 consecutive slots: a claim reads one block to find a free value, and concurrent
  *   claims spread their writes over blocks.
- * - a block's summary, kept by the stream function: the block's partition / `~` (after every slot), one
- *   attribute per held slot (`x<offset>`) and the slot changes not yet in the pool's counts (`q_<id>`);
- *   and a pool's directory of summarised blocks, `D#<ns>#<poolKind>#<pool>` / `<family><block>`, written
- *   once per block, so a recount finds every summary without a Scan (see lib/tally.ts).
+ * - a group's summary (4096 slots), kept by the stream function: `A#<ns>#<poolKind>#<pool>#<family>G<group>`
+ *   / `~`: a bitmap of held slots (`b`), its version, and the slot changes not yet confirmed in the pool's
+ *   counts (`q_<id>`); and a pool's directory of summarised groups, `D#<ns>#<poolKind>#<pool>` /
+ *   `<family><group>`, written once per group, so a recount finds every summary without a Scan
+ *   (lib/tally.ts). A claim reads the summary to find free slots: one small item for 4096 slots.
  * - names of pre-provisioned allocation objects that are not the deterministic one:
  *   `N#<ns>#<resource>#<name>` / `N`, pointing at the allocation's key.
  * Indexes:
@@ -123,50 +124,71 @@ function allocationItem(key: ItemKey, record: AllocationRecord, slot: bigint, re
   return { ...key, ...record, ...index };
 }
 
-/** A block of a pool's slot space: the unit the stream function summarises. */
-export interface BlockRef {
+/** log2 of the slots one group summary covers: 4096 slots, a 512-byte bitmap. */
+export const GROUP_BITS = 12n;
+const GROUP_BYTES = Number(1n << GROUP_BITS) / 8;
+
+/** A group of a pool's slot space: the unit the stream function summarises (lib/tally.ts). */
+export interface GroupRef {
   family: 4 | 6 | undefined;
-  block: bigint;
+  group: bigint;
 }
 
-/** A slot change not yet in the pool's counts: offset in the block, +1/−1, and the value's prefix length (0: none). */
-export type MarkerEntry = [offset: number, delta: 1 | -1, length: number];
+/** A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1. */
+export type MarkerEntry = [offset: number, delta: 1 | -1];
 
-/** A block's summary as the stream function keeps it (lib/tally.ts). */
-export interface BlockSummary {
-  /** Held slots: offset in the block → the value's prefix length (0 for kinds without one). */
-  slots: Map<number, number>;
-  /** Slot changes recorded here and not yet confirmed cleared: marker id → entries. */
+/** A group's summary as the stream function keeps it. */
+export interface GroupSummary {
+  /** Bit i: slot (group << GROUP_BITS) + i holds an allocation object. */
+  bits: Uint8Array;
+  /** Bumped by every write of the bits; absent until the first. */
+  version: number | undefined;
+  /** Slot changes recorded here whose records may not have reached the counts: marker id → entries. */
   pending: Map<string, MarkerEntry[]>;
-  /** Whether the pool's directory lists this block. */
+  /** Whether the pool's directory lists this group. */
   listed: boolean;
 }
 
 const SUMMARY_SK = '~';
-const SLOT_ATTRIBUTE = 'x';
 const MARKER_ATTRIBUTE = 'q_';
 
-export function summaryKey(pool: PoolId, ref: BlockRef): ItemKey {
-  return { pk: blockPk(pool, ref.family, ref.block), sk: SUMMARY_SK };
+export function groupKey(pool: PoolId, ref: GroupRef): ItemKey {
+  const tag = ref.family === undefined ? '' : `v${ref.family}.`;
+  return {
+    pk: `A#${pool.namespace}#${pool.kind}#${pool.name}#${tag}G${ref.group.toString(16)}`,
+    sk: SUMMARY_SK,
+  };
 }
 
-function directoryKey(pool: PoolId, ref?: BlockRef): ItemKey {
+function directoryKey(pool: PoolId, ref?: GroupRef): ItemKey {
   const sk = ref
-    ? `${ref.family === undefined ? '' : `v${ref.family}.`}${ref.block.toString(16).padStart(32, '0')}`
+    ? `${ref.family === undefined ? '' : `v${ref.family}.`}${ref.group.toString(16).padStart(32, '0')}`
     : '';
   return { pk: `D#${pool.namespace}#${pool.kind}#${pool.name}`, sk };
 }
 
-function summaryOf(item: Item | undefined): BlockSummary {
-  const summary: BlockSummary = { slots: new Map(), pending: new Map(), listed: item?.l === 1 };
+function summaryOf(item: Item | undefined): GroupSummary {
+  const bits = new Uint8Array(GROUP_BYTES);
+  if (item?.b instanceof Uint8Array) bits.set(item.b.subarray(0, GROUP_BYTES));
+  const summary: GroupSummary = {
+    bits,
+    version: typeof item?.v === 'number' ? item.v : undefined,
+    pending: new Map(),
+    listed: item?.l === 1,
+  };
   for (const [name, value] of Object.entries(item ?? {})) {
     if (name.startsWith(MARKER_ATTRIBUTE)) {
       summary.pending.set(name.slice(MARKER_ATTRIBUTE.length), value as MarkerEntry[]);
-    } else if (name.startsWith(SLOT_ATTRIBUTE)) {
-      summary.slots.set(Number.parseInt(name.slice(SLOT_ATTRIBUTE.length), 16), Number(value));
     }
   }
   return summary;
+}
+
+/** The bitmap as stored: trailing zero bytes dropped (a pool's first group of a small pool stays small). */
+function storedBits(bits: Uint8Array): Uint8Array {
+  let end = bits.length;
+  while (end > 1 && bits[end - 1] === 0) end--;
+  return bits.slice(0, end);
 }
 
 export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
@@ -229,81 +251,95 @@ export class Table {
     return result.Item as Stored<T> | undefined;
   }
 
-  // ------------------------------------------------------------ block summaries (the stream function's)
+  // ------------------------------------------------------------ group summaries (the stream function's)
 
-  async readSummary(pool: PoolId, ref: BlockRef): Promise<BlockSummary> {
+  /** A group's summary; an eventually consistent read is what the claim path uses (a hint). */
+  async readGroup(pool: PoolId, ref: GroupRef, consistent = true): Promise<GroupSummary> {
     const result = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: summaryKey(pool, ref), ConsistentRead: true }),
+      new GetCommand({ TableName: this.tableName, Key: groupKey(pool, ref), ConsistentRead: consistent }),
     );
     return summaryOf(result.Item);
   }
 
   /**
-   * Sets the block's held slots and records the changes as a pending marker, in one write: a crash after
-   * it leaves the marker, so a retry still carries the changes to the pool's counts.
+   * Writes a group's bits and the markers of the changes that made them, in one write, if the group is
+   * still at `version` (several batches may write one group); false when another write came first.
    */
-  async writeSummary(
+  async writeGroup(
     pool: PoolId,
-    ref: BlockRef,
-    slots: readonly { offset: number; length: number | undefined }[],
-    marker: { id: string; entries: MarkerEntry[] },
-  ): Promise<void> {
-    const names: Record<string, string> = { '#q': MARKER_ATTRIBUTE + marker.id };
-    const values: Item = { ':q': marker.entries };
-    const set = ['#q = :q'];
-    const remove: string[] = [];
-    slots.forEach(({ offset, length }, i) => {
-      names[`#s${i}`] = SLOT_ATTRIBUTE + offset.toString(16);
-      if (length === undefined) remove.push(`#s${i}`);
-      else {
-        set.push(`#s${i} = :s${i}`);
-        values[`:s${i}`] = length;
-      }
+    ref: GroupRef,
+    bits: Uint8Array,
+    version: number | undefined,
+    markers: readonly { id: string; entries: MarkerEntry[] }[],
+  ): Promise<boolean> {
+    const names: Record<string, string> = {};
+    const values: Item = { ':b': storedBits(bits), ':v': (version ?? 0) + 1 };
+    const set = ['b = :b', 'v = :v'];
+    markers.forEach(({ id, entries }, i) => {
+      names[`#q${i}`] = MARKER_ATTRIBUTE + id;
+      values[`:q${i}`] = entries;
+      set.push(`#q${i} = :q${i}`);
     });
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: summaryKey(pool, ref),
-        UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    );
+    if (version !== undefined) values[':was'] = version;
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: groupKey(pool, ref),
+          UpdateExpression: `SET ${set.join(', ')}`,
+          ConditionExpression: version === undefined ? 'attribute_not_exists(v)' : 'v = :was',
+          ExpressionAttributeNames: markers.length ? names : undefined,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
-  /** Drops markers whose changes the pool's counts now hold, and notes that the directory lists the block. */
-  async finishSummary(pool: PoolId, ref: BlockRef, markerIds: readonly string[]): Promise<void> {
+  /** Drops markers whose changes the pool's counts hold, and notes that the directory lists the group. */
+  async finishGroup(pool: PoolId, ref: GroupRef, markerIds: readonly string[]): Promise<void> {
     const names: Record<string, string> = {};
     markerIds.forEach((id, i) => (names[`#q${i}`] = MARKER_ATTRIBUTE + id));
     const remove = markerIds.map((_, i) => `#q${i}`);
-    await this.doc
-      .send(
+    try {
+      await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: summaryKey(pool, ref),
+          Key: groupKey(pool, ref),
           UpdateExpression: `SET l = :listed${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: remove.length ? names : undefined,
           ExpressionAttributeValues: { ':listed': 1 },
         }),
-      )
-      .catch((error: unknown) => {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      });
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
   }
 
-  /** Lists a block in its pool's directory (idempotent). */
-  async listBlock(pool: PoolId, ref: BlockRef): Promise<void> {
+  /** Lists a group in its pool's directory (idempotent). */
+  async listGroup(pool: PoolId, ref: GroupRef): Promise<void> {
     await this.doc.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...directoryKey(pool, ref), f: ref.family ?? 0, b: ref.block.toString(16) },
+        Item: { ...directoryKey(pool, ref), f: ref.family ?? 0, g: ref.group.toString(16) },
       }),
     );
   }
 
-  /** Every block the pool's directory lists, in directory order (a consistent read). */
-  async *listedBlocks(pool: PoolId): AsyncGenerator<BlockRef> {
+  /** Deletes a pool's group summaries and its directory (the pool is being deleted). */
+  async deleteSummaries(pool: PoolId): Promise<void> {
+    for await (const ref of this.listedGroups(pool)) {
+      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: groupKey(pool, ref) }));
+      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: directoryKey(pool, ref) }));
+    }
+  }
+
+  /** Every group the pool's directory lists (a consistent read). */
+  async *listedGroups(pool: PoolId): AsyncGenerator<GroupRef> {
     const { pk } = directoryKey(pool);
     let start: Item | undefined;
     do {
@@ -317,7 +353,7 @@ export class Table {
         }),
       );
       for (const item of result.Items ?? []) {
-        yield { family: item.f === 0 ? undefined : (item.f as 4 | 6), block: BigInt(`0x${String(item.b)}`) };
+        yield { family: item.f === 0 ? undefined : (item.f as 4 | 6), group: BigInt(`0x${String(item.g)}`) };
       }
       start = result.LastEvaluatedKey;
     } while (start);

@@ -1,46 +1,47 @@
 /**
  * A pool's counts (allocated, held, free) and search hint, kept by the stream function at a cost that
- * does not grow with the pool: each batch touches the blocks its records name, never the whole pool.
+ * does not grow with the pool: a batch touches the group summaries its records name, never the pool.
  *
  * Lambda delivers stream records at least once, and a record names no shard, so a plain "add 1" would
- * count a redelivered record twice. Instead every block has a summary (its held slots, lib/table.ts),
- * which a record's slot change makes true again however often it is applied; the summary write also
- * records what it changed as a marker, and the marker, not the record, is what reaches the counts:
+ * count a redelivered record twice. Instead each group of 4096 slots has a summary, a bitmap of held
+ * slots (lib/table.ts) that a record makes true again however often it is applied. The write that flips a
+ * bit also leaves a marker named after the record, and markers, not records, reach the counts:
  *
- *   0. read the block's summary           what the change does to it (a repeat changes nothing)
- *   A. write slots + marker q             one write: a crash after it leaves q for the retry
- *      list the block in the directory    once per block, before q can reach the counts
- *   B. counts += q, applied += q          conditional on the counts' revision: q counts once
- *   C. drop q from the summary
- *   D. drop q from applied                a crash before D leaves a stale id, never a wrong count
+ *   0. read the group's summary          what the record changes (a repeat changes nothing, or finds
+ *                                          its own marker left by an attempt that died)
+ *   A. write bits + markers              one write, conditional on the summary's version
+ *      list the group in the directory   once per group, before its markers can reach the counts
+ *   B. counts += markers; applied += ids conditional on the counts' revision: a marker counts once
+ *   C. drop the markers from the summary
+ *   D. drop their ids from applied       a crash before D leaves an id, never a wrong count
  *
- * Records of one item arrive in order, so a block's summary ends as the block is. A recount (a new pool,
- * a spec change) reads the summaries the directory lists, and takes every marker it sees as counted.
+ * Records of one item arrive in order, so a bit ends as its slot is. A batch applies only the markers of
+ * its own records, so two batches never count one marker. A recount (a new pool, a spec change) counts
+ * the bits of the groups the directory lists, and takes every marker it sees as counted.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { containsSlot, ordinalOf, runsFrom } from './candidates.ts';
-import { BLOCK_SIZE } from './allocate.ts';
 import type { ClaimContext } from './claims.ts';
 import { poolKindInfo } from './kinds.ts';
 import { spaceOf } from './objects.ts';
 import type { PoolCounts, PoolRecord } from './records.ts';
 import {
-  BLOCK_BITS,
+  GROUP_BITS,
   objectKey,
-  type BlockRef,
-  type BlockSummary,
+  type GroupRef,
+  type GroupSummary,
   type MarkerEntry,
   type PoolId,
 } from './table.ts';
 import type { PoolSpace } from './values.ts';
 
-/** An allocation object of the pool appeared (present) or went, as its stream record says. */
+/** An allocation object of the pool appeared (present) or went, as stream record `record` says. */
 export interface SlotChange {
+  /** The stream record's id: the same record delivered again makes the same marker. */
+  record: string;
   family: 4 | 6 | undefined;
   slot: bigint;
   present: boolean;
-  /** The value's prefix length (IP prefixes), so a value of another length is not counted as held. */
-  length?: number;
 }
 
 export interface TallyResult {
@@ -50,21 +51,38 @@ export interface TallyResult {
   available: boolean;
 }
 
-/** How often a counts write is retried after another write to the same counts came first. */
-const WRITE_ATTEMPTS = 20;
-/** Blocks the hint may be moved over in one batch; the next batch goes on from there. */
-const HINT_BLOCKS = 16;
+/** How often a conditional write is retried after another write to the same item came first. */
+const WRITE_ATTEMPTS = 25;
+/** Groups the hint may be moved over in one batch; the next batch goes on from there. */
+const HINT_GROUPS = 4;
+const GROUP_SIZE = 1n << GROUP_BITS;
+
+type Touched = Map<string, { ref: GroupRef; summary: GroupSummary; mine: Set<string> }>;
 
 const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-const refId = (ref: BlockRef) => `${ref.family ?? 0}:${ref.block.toString(16)}`;
+const refId = (ref: GroupRef) => `${ref.family ?? 0}:${ref.group.toString(16)}`;
+
+/** A record's marker id: short, and the same for every delivery of the record. */
+export function markerId(record: string): string {
+  return createHash('sha256').update(record).digest('base64url').slice(0, 12);
+}
+
+export function isHeld(bits: Uint8Array, offset: number): boolean {
+  return ((bits[offset >> 3]! >> (offset & 7)) & 1) === 1;
+}
+
+function setHeld(bits: Uint8Array, offset: number, held: boolean): void {
+  if (held) bits[offset >> 3]! |= 1 << (offset & 7);
+  else bits[offset >> 3]! &= ~(1 << (offset & 7));
+}
 
 function poolKey(id: PoolId) {
   return objectKey(id.namespace, poolKindInfo(id.kind)!.resource, id.name);
 }
 
 /**
- * Applies a batch's slot changes of one pool (in record order) to its block summaries and its counts;
- * with `recount`, recounts the pool from its summaries instead of adding (a new pool, a spec change).
+ * Applies a batch's slot changes of one pool (in record order) to its group summaries and its counts;
+ * with `recount`, recounts the pool from its summaries instead (a new pool, a spec change).
  */
 export async function tallyPool(
   ctx: ClaimContext,
@@ -72,80 +90,87 @@ export async function tallyPool(
   changes: readonly SlotChange[],
   options: { recount?: boolean } = {},
 ): Promise<TallyResult | undefined> {
-  const summaries = new Map<string, { ref: BlockRef; summary: BlockSummary }>();
-  const byBlock = new Map<string, { ref: BlockRef; last: Map<number, SlotChange> }>();
-  const listedNow = new Set<string>();
+  const byGroup = new Map<string, { ref: GroupRef; changes: SlotChange[] }>();
   for (const change of changes) {
-    const ref = { family: change.family, block: change.slot >> BLOCK_BITS };
-    const entry = byBlock.get(refId(ref)) ?? { ref, last: new Map() };
-    entry.last.set(Number(change.slot & (BLOCK_SIZE - 1n)), change);
-    byBlock.set(refId(ref), entry);
+    const ref = { family: change.family, group: change.slot >> GROUP_BITS };
+    const entry = byGroup.get(refId(ref)) ?? { ref, changes: [] };
+    entry.changes.push(change);
+    byGroup.set(refId(ref), entry);
   }
-  for (const { ref, last } of byBlock.values()) {
-    const summary = await ctx.table.readSummary(id, ref);
-    const entries: MarkerEntry[] = [];
-    const slots: { offset: number; length: number | undefined }[] = [];
-    for (const [offset, change] of last) {
-      const held = summary.slots.get(offset);
-      if (change.present && held === undefined) {
-        const length = change.length ?? 0;
-        entries.push([offset, 1, length]);
-        slots.push({ offset, length });
-        summary.slots.set(offset, length);
-      } else if (!change.present && held !== undefined) {
-        entries.push([offset, -1, held]);
-        slots.push({ offset, length: undefined });
-        summary.slots.delete(offset);
-      }
-    }
-    if (entries.length > 0) {
-      const marker = { id: randomUUID().replaceAll('-', '').slice(0, 16), entries };
-      await ctx.table.writeSummary(id, ref, slots, marker);
-      summary.pending.set(marker.id, entries);
-    }
-    // Listed before any of its markers can reach the counts, so a recount never misses a counted block.
-    if (!summary.listed && summary.pending.size > 0) {
-      await ctx.table.listBlock(id, ref);
+  const touched: Touched = new Map();
+  const listedNow = new Set<string>();
+  for (const { ref, changes: inGroup } of byGroup.values()) {
+    const { summary, mine } = await recordChanges(ctx, id, ref, inGroup);
+    // Listed before any of its markers can reach the counts, so a recount never misses a counted group.
+    if (!summary.listed && mine.size > 0) {
+      await ctx.table.listGroup(id, ref);
       listedNow.add(refId(ref));
     }
-    summaries.set(refId(ref), { ref, summary });
+    touched.set(refId(ref), { ref, summary, mine });
   }
 
-  const outcome = options.recount
-    ? await recount(ctx, id, summaries)
-    : await applyMarkers(ctx, id, summaries);
+  const outcome = options.recount ? await recount(ctx, id, touched) : await applyMarkers(ctx, id, touched);
   if (!outcome) return undefined;
-  // C and D: the counts hold these markers now.
-  for (const { ref, summary } of summaries.values()) {
-    const done = [...summary.pending.keys()].filter((marker) => outcome.applied.has(marker));
-    if (done.length > 0 || listedNow.has(refId(ref))) await ctx.table.finishSummary(id, ref, done);
+  for (const { ref, mine } of touched.values()) {
+    if (mine.size > 0 || listedNow.has(refId(ref))) await ctx.table.finishGroup(id, ref, [...mine]);
   }
-  if (outcome.applied.size > 0) await forgetApplied(ctx, id, outcome.applied);
-  return outcome.result;
+  const done = [...touched.values()].flatMap(({ mine }) => [...mine]);
+  if (done.length > 0) await forgetApplied(ctx, id, new Set(done));
+  return outcome;
 }
 
-interface Applied {
-  result: TallyResult;
-  /** Markers the counts now hold, to drop from the summaries and then from `applied`. */
-  applied: Set<string>;
+/** Steps 0 and A for one group: flips the bits the changes flip and leaves a marker for each. */
+async function recordChanges(
+  ctx: ClaimContext,
+  id: PoolId,
+  ref: GroupRef,
+  changes: readonly SlotChange[],
+): Promise<{ summary: GroupSummary; mine: Set<string> }> {
+  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    const summary = await ctx.table.readGroup(id, ref);
+    const bits = summary.bits.slice();
+    const mine = new Set<string>();
+    const markers: { id: string; entries: MarkerEntry[] }[] = [];
+    for (const change of changes) {
+      const marker = markerId(change.record);
+      if (summary.pending.has(marker)) {
+        mine.add(marker); // an attempt that died after step A left it
+        continue;
+      }
+      const offset = Number(change.slot & (GROUP_SIZE - 1n));
+      if (change.present === isHeld(bits, offset)) continue; // applied already, or changes nothing
+      setHeld(bits, offset, change.present);
+      markers.push({ id: marker, entries: [[offset, change.present ? 1 : -1]] });
+    }
+    if (markers.length === 0) return { summary, mine };
+    if (await ctx.table.writeGroup(id, ref, bits, summary.version, markers)) {
+      for (const marker of markers) {
+        mine.add(marker.id);
+        summary.pending.set(marker.id, marker.entries);
+      }
+      return { summary: { ...summary, bits }, mine };
+    }
+  }
+  throw new Error(`summary of ${id.kind} ${id.name} kept changing; the batch is retried`);
 }
 
-/** Step B: adds the markers the counts do not hold yet. */
+/** Step B: adds this batch's markers that the counts do not hold yet. */
 async function applyMarkers(
   ctx: ClaimContext,
   id: PoolId,
-  summaries: Map<string, { ref: BlockRef; summary: BlockSummary }>,
-): Promise<Applied | undefined> {
-  const markers = [...summaries.values()].flatMap(({ ref, summary }) =>
-    [...summary.pending].map(([marker, entries]) => ({ marker, ref, entries })),
+  touched: Touched,
+): Promise<TallyResult | undefined> {
+  const markers = [...touched.values()].flatMap(({ ref, summary, mine }) =>
+    [...mine].map((marker) => ({ marker, ref, entries: summary.pending.get(marker) ?? [] })),
   );
-  if (markers.length === 0) return { result: { freed: false, available: true }, applied: new Set() };
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const pool = await ctx.table.get<PoolRecord>(poolKey(id));
     // No pool (yet): the markers stay on the summaries; the pool's first recount takes them.
     if (pool?.t !== 'pool') return undefined;
-    const space = spaceOf(pool);
     const previous = pool.counts;
+    const fresh = markers.filter(({ marker }) => previous?.applied?.[marker] === undefined);
+    if (fresh.length === 0) return { freed: false, available: previous?.available ?? true };
+    const space = spaceOf(pool);
     const applied = { ...(previous?.applied ?? {}) };
     let allocated = previous?.allocated ?? 0;
     let held = BigInt(previous?.held ?? '0');
@@ -154,15 +179,11 @@ async function applyMarkers(
     let freed = false;
     let took = false;
     const now = timestamp();
-    const fresh = new Set<string>();
-    for (const { marker, ref, entries } of markers) {
-      if (applied[marker] !== undefined) continue;
+    for (const { marker, ref, entries } of fresh) {
       applied[marker] = now;
-      fresh.add(marker);
-      for (const [offset, delta, length] of entries) {
+      for (const [offset, delta] of entries) {
         allocated += delta;
-        const slot = (ref.block << BLOCK_BITS) + BigInt(offset);
-        const ordinal = candidateOrdinal(space, ref.family, slot, length);
+        const ordinal = candidateOrdinal(space, ref.family, (ref.group << GROUP_BITS) + BigInt(offset));
         if (ordinal === undefined) continue;
         held += BigInt(delta);
         if (delta < 0) {
@@ -171,75 +192,56 @@ async function applyMarkers(
         } else if (ordinal >= hint) took = true;
       }
     }
-    if (fresh.size === 0) {
-      return {
-        result: { freed: false, available: previous?.available ?? true },
-        applied: allMarkers(markers),
-      };
-    }
-    if (took) hint = await advanceHint(ctx, id, space, hint, summaries);
+    if (took) hint = await advanceHint(ctx, id, space, hint, touched);
     const counts = nextCounts(pool, previous, { allocated, held, searchFrom: hint, freed, applied }, space);
     if (await ctx.table.writeTally(poolKey(id), pool.metadata.uid, previous?.revision, counts)) {
-      return { result: { freed, available: counts.available ?? true }, applied: allMarkers(markers) };
+      return { freed, available: counts.available ?? true };
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
 }
 
-function allMarkers(markers: readonly { marker: string }[]): Set<string> {
-  return new Set(markers.map(({ marker }) => marker));
-}
-
-/** The slot's position in candidate order, when it holds a value of the pool's kind that is a candidate. */
-function candidateOrdinal(
-  space: PoolSpace,
-  family: 4 | 6 | undefined,
-  slot: bigint,
-  length: number,
-): bigint | undefined {
-  if (!containsSlot(space.segments, slot)) return undefined;
-  const value = space.valueAt(slot);
-  if (value.family !== family) return undefined;
-  if (length !== 0 && value.length !== undefined && value.length !== length) return undefined;
+/** The slot's position in candidate order, when it is a candidate of the pool's current spec. */
+function candidateOrdinal(space: PoolSpace, family: 4 | 6 | undefined, slot: bigint): bigint | undefined {
+  if (family !== familyOf(space) || !containsSlot(space.segments, slot)) return undefined;
   return ordinalOf(space.segments, slot);
 }
 
 /**
  * The first candidate at or after `from` that the summaries show free, looking at no more than
- * HINT_BLOCKS blocks (the hint only has to be at or below the first free candidate).
+ * HINT_GROUPS groups (the hint only has to be at or below the first free candidate).
  */
 async function advanceHint(
   ctx: ClaimContext,
   id: PoolId,
   space: PoolSpace,
   from: bigint,
-  known: Map<string, { ref: BlockRef; summary: BlockSummary }>,
+  known: Touched,
 ): Promise<bigint> {
   const family = familyOf(space);
-  let blocks = 0;
+  let groups = 0;
   let ordinal = from;
   for (const run of runsFrom(space.segments, from)) {
     let cursor = run.first;
     while (cursor <= run.last) {
-      if (blocks++ >= HINT_BLOCKS) return ordinal;
-      const ref = { family, block: cursor >> BLOCK_BITS };
-      const summary = known.get(refId(ref))?.summary ?? (await ctx.table.readSummary(id, ref));
-      const blockLast = minBig(run.last, cursor | (BLOCK_SIZE - 1n));
-      for (let slot = cursor; slot <= blockLast; slot++, ordinal++) {
-        if (!summary.slots.has(Number(slot & (BLOCK_SIZE - 1n)))) return ordinal;
+      if (groups++ >= HINT_GROUPS) return ordinal;
+      const ref = { family, group: cursor >> GROUP_BITS };
+      const summary = known.get(refId(ref))?.summary ?? (await ctx.table.readGroup(id, ref));
+      const last = run.last < (cursor | (GROUP_SIZE - 1n)) ? run.last : cursor | (GROUP_SIZE - 1n);
+      for (let slot = cursor; slot <= last; slot++, ordinal++) {
+        if (!isHeld(summary.bits, Number(slot & (GROUP_SIZE - 1n)))) return ordinal;
       }
-      cursor = blockLast + 1n;
+      cursor = last + 1n;
     }
   }
   return ordinal;
 }
 
-/** Recounts the pool from the summaries its directory lists; every marker seen counts as applied. */
-async function recount(
-  ctx: ClaimContext,
-  id: PoolId,
-  touched: Map<string, { ref: BlockRef; summary: BlockSummary }>,
-): Promise<Applied | undefined> {
+/**
+ * Recounts the pool from the bits of the groups its directory lists. Every marker seen is taken as
+ * counted (its bit is); only this batch's own markers are dropped here, others by their own batches.
+ */
+async function recount(ctx: ClaimContext, id: PoolId, touched: Touched): Promise<TallyResult | undefined> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const pool = await ctx.table.get<PoolRecord>(poolKey(id));
     if (pool?.t !== 'pool') return undefined;
@@ -248,25 +250,24 @@ async function recount(
     const seen = new Set<string>();
     const heldOrdinals: bigint[] = [];
     let allocated = 0;
-    for await (const ref of ctx.table.listedBlocks(id)) {
-      const summary = await ctx.table.readSummary(id, ref);
-      touched.set(refId(ref), { ref, summary });
+    for await (const ref of ctx.table.listedGroups(id)) {
+      const summary = await ctx.table.readGroup(id, ref);
       for (const marker of summary.pending.keys()) seen.add(marker);
-      for (const [offset, length] of summary.slots) {
-        allocated++;
-        const ordinal = candidateOrdinal(
-          space,
-          ref.family,
-          (ref.block << BLOCK_BITS) + BigInt(offset),
-          length,
-        );
-        if (ordinal !== undefined) heldOrdinals.push(ordinal);
-      }
+      summary.bits.forEach((byte, index) => {
+        for (let bit = 0; bit < 8; bit++) {
+          if (((byte >> bit) & 1) === 0) continue;
+          allocated++;
+          const slot = (ref.group << GROUP_BITS) + BigInt(index * 8 + bit);
+          const ordinal = candidateOrdinal(space, ref.family, slot);
+          if (ordinal !== undefined) heldOrdinals.push(ordinal);
+        }
+      });
     }
     heldOrdinals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const now = timestamp();
     const applied = { ...(previous?.applied ?? {}) };
     for (const marker of seen) applied[marker] ??= now;
+    for (const { mine } of touched.values()) for (const marker of mine) applied[marker] ??= now;
     const counts = nextCounts(
       pool,
       previous,
@@ -280,7 +281,7 @@ async function recount(
       space,
     );
     if (await ctx.table.writeTally(poolKey(id), pool.metadata.uid, previous?.revision, counts)) {
-      return { result: { freed: true, available: counts.available ?? true }, applied: seen };
+      return { freed: true, available: counts.available ?? true };
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
@@ -292,11 +293,9 @@ async function forgetApplied(ctx: ClaimContext, id: PoolId, markers: Set<string>
     const pool = await ctx.table.get<PoolRecord>(poolKey(id));
     const previous = pool?.t === 'pool' ? pool.counts : undefined;
     if (!pool || !previous?.applied) return;
-    const applied = Object.fromEntries(
-      Object.entries(previous.applied).filter(([marker]) => !markers.has(marker)),
-    );
-    if (Object.keys(applied).length === Object.keys(previous.applied).length) return;
-    const counts = { ...previous, applied, revision: randomUUID() };
+    const kept = Object.entries(previous.applied).filter(([marker]) => !markers.has(marker));
+    if (kept.length === Object.keys(previous.applied).length) return;
+    const counts = { ...previous, applied: Object.fromEntries(kept), revision: randomUUID() };
     if (await ctx.table.writeTally(poolKey(id), pool.metadata.uid, previous.revision, counts)) return;
   }
 }
@@ -329,11 +328,10 @@ function nextCounts(
 ): PoolCounts {
   const now = timestamp();
   const available = tally.held < space.total;
-  const sameGeneration = previous?.generation === pool.metadata.generation;
   const freed =
     tally.freed ||
-    !sameGeneration ||
-    (previous !== undefined && BigInt(previous.searchFrom) > tally.searchFrom);
+    previous?.generation !== pool.metadata.generation ||
+    BigInt(previous.searchFrom) > tally.searchFrom;
   return {
     allocated: tally.allocated,
     held: tally.held.toString(),
@@ -349,10 +347,6 @@ function nextCounts(
   };
 }
 
-function familyOf(space: PoolSpace): 4 | 6 | undefined {
+export function familyOf(space: PoolSpace): 4 | 6 | undefined {
   return space.kind === 'IndexPool' ? undefined : space.valueAt(space.segments[0]?.first ?? 0n).family;
-}
-
-function minBig(a: bigint, b: bigint): bigint {
-  return a < b ? a : b;
 }

@@ -8,6 +8,7 @@
  * - ReportBatchItemFailures: a batch that reports a failure is retried from the first failed record,
  *   a bounded number of times, then that record goes to the on-failure list (the deployed DLQ).
  */
+import { randomUUID } from 'node:crypto';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { ItemChange } from './store.ts';
 import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../stream-filter.ts';
@@ -38,6 +39,8 @@ interface Shard {
 export class LocalStream {
   private readonly shards: Shard[];
   private sequence = 0;
+  /** Record ids must not repeat across restarts of a persistent store (the stream function keys on them). */
+  private readonly run = randomUUID();
   private readonly options: Required<Omit<LocalStreamOptions, 'onFailure'>> &
     Pick<LocalStreamOptions, 'onFailure'>;
   private idleWaiters: (() => void)[] = [];
@@ -74,7 +77,7 @@ export class LocalStream {
     };
     const sequence = String(++this.sequence).padStart(21, '0');
     const record: DynamoDBRecord = {
-      eventID: `local-${sequence}`,
+      eventID: `local-${this.run}-${sequence}`,
       eventName: change.oldImage ? (change.newImage ? 'MODIFY' : 'REMOVE') : 'INSERT',
       eventVersion: '1.1',
       eventSource: 'aws:dynamodb',

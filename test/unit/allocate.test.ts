@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { BLOCK_SIZE, allocateNext, type AllocationPort } from '../../lib/allocate.ts';
+import { BLOCK_SIZE, SUMMARY_SPAN, allocateNext, type AllocationPort } from '../../lib/allocate.ts';
+import { GROUP_BITS } from '../../lib/table.ts';
 import type { Segment } from '../../lib/candidates.ts';
 import type { ParsedValue } from '../../lib/values.ts';
 
@@ -107,7 +108,7 @@ describe('allocateNext, a lone caller', () => {
   ])('allocates $why', async ({ segments, held, slot }) => {
     const port = new MemoryPort(held);
     const outcome = await allocateNext(segments, valueAt, port);
-    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(slot), collisions: 0 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(slot), collisions: 0, raced: false });
     expect(port.puts).toEqual([slot]);
     expect(port.held.has(slot)).toBe(true);
   });
@@ -128,6 +129,7 @@ describe('allocateNext, a lone caller', () => {
     expect(await allocateNext([seg(0n, 9n)], valueAt, port, { from: 5n })).toEqual({
       kind: 'exhausted',
       collisions: 0,
+      raced: false,
     });
   });
 
@@ -145,6 +147,7 @@ describe('allocateNext, a lone caller', () => {
     expect(await allocateNext(segments, valueAt, port, { from })).toEqual({
       kind: 'exhausted',
       collisions: 0,
+      raced: false,
     });
     expect(port.puts).toEqual([]);
   });
@@ -171,7 +174,7 @@ describe('allocateNext, a lone caller', () => {
   it('finds a free slot deep in a 2^64-slot pool with one read and one put', async () => {
     const port = new MemoryPort(range(0n, 999n));
     const outcome = await allocateNext([seg(0n, 2n ** 64n - 1n)], valueAt, port, { from: 1000n });
-    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(1000n), collisions: 0 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(1000n), collisions: 0, raced: false });
     expect(port.reads).toHaveLength(1);
     expect(port.reads[0]).toEqual([1000n, 1023n]);
     expect(port.puts).toEqual([1000n]);
@@ -181,7 +184,7 @@ describe('allocateNext, a lone caller', () => {
     const top = 2n ** 128n - 1n;
     const port = new MemoryPort();
     const outcome = await allocateNext([seg(0n, top)], valueAt, port, { from: top });
-    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(top), collisions: 0 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(top), collisions: 0, raced: false });
     expect(port.reads).toEqual([[top, top]]);
   });
 
@@ -194,25 +197,78 @@ describe('allocateNext, a lone caller', () => {
   });
 });
 
+/** A port whose summary may lag: it shows `summary` as held, while the store holds `held`. */
+class LaggingPort extends MemoryPort {
+  readonly summaryReads: Array<[bigint, bigint]> = [];
+
+  constructor(
+    held: Iterable<bigint>,
+    readonly summary: Set<bigint>,
+  ) {
+    super(held);
+  }
+
+  async summaryHeldSlots(first: bigint, last: bigint): Promise<bigint[]> {
+    this.summaryReads.push([first, last]);
+    expect(first >> 12n, `summaryHeldSlots(${first}, ${last}) crosses a summary span`).toBe(last >> 12n);
+    return [...this.summary].filter((slot) => first <= slot && slot <= last);
+  }
+}
+
+describe('allocateNext, with the summary', () => {
+  it('reads 4096 slots in one summary read, and no allocation object', async () => {
+    expect(SUMMARY_SPAN).toBe(1n << GROUP_BITS);
+    const held = Array.from({ length: 4000 }, (_, i) => BigInt(i));
+    const port = new LaggingPort(held, new Set(held));
+    const outcome = await allocateNext([seg(0n, 9999n)], valueAt, port);
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(4000n), collisions: 0, raced: false });
+    expect(port.summaryReads).toEqual([[0n, 4095n]]);
+    expect(port.reads).toEqual([]);
+  });
+
+  it('when a value the summary showed free is taken, reads the objects and takes the lowest free one, without calling it a race', async () => {
+    // The summary lags: it has not seen 3, 4 and 5 taken.
+    const port = new LaggingPort([0n, 1n, 2n, 3n, 4n, 5n], new Set([0n, 1n, 2n]));
+    const outcome = await allocateNext([seg(0n, 99n)], valueAt, port, { random: () => 0.99 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(6n), collisions: 1, raced: false });
+    expect(port.puts).toEqual([3n, 6n]);
+    expect(port.reads).toEqual([[0n, 63n]]);
+  });
+
+  it('passes over a value the summary still shows held (freed a moment ago)', async () => {
+    const port = new LaggingPort([1n], new Set([0n, 1n]));
+    const outcome = await allocateNext([seg(0n, 9n)], valueAt, port);
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(2n), collisions: 0, raced: false });
+  });
+
+  it('calls it a race when the objects showed the value free too', async () => {
+    const port = new LaggingPort([], new Set());
+    port.stolen.add(0n);
+    port.stolen.add(1n);
+    const outcome = await allocateNext([seg(0n, 9n)], valueAt, port, { random: () => 0 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(2n), collisions: 2, raced: true });
+  });
+});
+
 describe('allocateNext, losing races', () => {
   it('stops at the first lost race when asked, so the caller can look elsewhere', async () => {
     const port = new MemoryPort([], [0n]);
     const outcome = await allocateNext([seg(0n, 9n)], valueAt, port, { stopAtCollision: true });
-    expect(outcome).toEqual({ kind: 'collided', collisions: 1 });
+    expect(outcome).toEqual({ kind: 'collided', collisions: 1, raced: true });
     expect(port.puts).toEqual([0n]);
   });
 
   it('moves on from a slot another caller took and counts the collision', async () => {
     const port = new MemoryPort([], [0n]);
     const outcome = await allocateNext([seg(0n, 9n)], valueAt, port, { random: () => 0 });
-    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(1n), collisions: 1 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(1n), collisions: 1, raced: true });
     expect(port.puts).toEqual([0n, 1n]);
   });
 
   it('counts every collision', async () => {
     const port = new MemoryPort([], [0n, 1n, 2n]);
     const outcome = await allocateNext([seg(0n, 9n)], valueAt, port, { random: () => 0 });
-    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(3n), collisions: 3 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(3n), collisions: 3, raced: true });
   });
 
   it('after a collision, picks at random among the free slots read in that block', async () => {
@@ -234,7 +290,7 @@ describe('allocateNext, losing races', () => {
   it('moves to the next block when a collision takes the last free slot of a block', async () => {
     const port = new MemoryPort(range(0n, 62n), [63n]);
     const outcome = await allocateNext([seg(0n, 127n)], valueAt, port, { random: () => 0 });
-    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(64n), collisions: 1 });
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(64n), collisions: 1, raced: true });
     expect(port.reads).toEqual([
       [0n, 63n],
       [64n, 127n],
@@ -243,7 +299,11 @@ describe('allocateNext, losing races', () => {
 
   it('is exhausted, with the collisions counted, when other callers take every candidate', async () => {
     const port = new MemoryPort([], range(0n, 3n));
-    expect(await allocateNext([seg(0n, 3n)], valueAt, port)).toEqual({ kind: 'exhausted', collisions: 4 });
+    expect(await allocateNext([seg(0n, 3n)], valueAt, port)).toEqual({
+      kind: 'exhausted',
+      collisions: 4,
+      raced: true,
+    });
   });
 
   it('with Math.random, still gets a free slot after losing one race', async () => {
@@ -302,10 +362,15 @@ describe('allocateNext properties', () => {
           .find((slot) => !heldSet.has(slot));
         const outcome = await allocateNext(segments, valueAt, port, { from: BigInt(from) });
         if (expected === undefined) {
-          expect(outcome).toEqual({ kind: 'exhausted', collisions: 0 });
+          expect(outcome).toEqual({ kind: 'exhausted', collisions: 0, raced: false });
           expect(port.puts).toEqual([]);
         } else {
-          expect(outcome).toEqual({ kind: 'allocated', value: valueAt(expected), collisions: 0 });
+          expect(outcome).toEqual({
+            kind: 'allocated',
+            value: valueAt(expected),
+            collisions: 0,
+            raced: false,
+          });
           expect(port.puts).toEqual([expected]);
         }
       }),
