@@ -131,7 +131,7 @@ function perOperation(samples: readonly ClaimSample[], figure: (record: RequestR
   );
 }
 
-/** Requests to this pool's allocation blocks outside [low, high) (high undefined: no upper bound). */
+/** Requests to this pool's allocation blocks (or summaries) outside [low, high) (high undefined: no upper bound). */
 function outsideWindow(
   pool: BenchPool,
   samples: readonly ClaimSample[],
@@ -145,7 +145,14 @@ function outsideWindow(
       const keys = [...record.reads, ...record.writes.map((write) => write.key ?? '')];
       const off = keys.some((key) => {
         if (!key.startsWith(prefix)) return false;
-        const block = BigInt(`0x${key.slice(prefix.length)}`);
+        const rest = key.slice(prefix.length);
+        if (rest.startsWith('G')) {
+          // A group summary (64 blocks): outside only if none of its blocks is in the window (a claim
+          // uses only the part of it from where its search starts).
+          const first = BigInt(`0x${rest.slice(1)}`) * 64n;
+          return first + 63n < low || (high !== undefined && first >= high);
+        }
+        const block = BigInt(`0x${rest}`);
         return block < low || (high !== undefined && block >= high);
       });
       if (off) outside++;
