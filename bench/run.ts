@@ -37,7 +37,6 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const FILLS = [0, 0.5, 0.9, 0.99];
 const PATTERNS: Pattern[] = ['first', 'random'];
 const EXHAUSTED_SAMPLES = 5;
-const STREAM_PAUSED = 'stream paused';
 const REPEATED_SAMPLES = 10;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
@@ -114,24 +113,15 @@ for (const shape of POOL_SHAPES) {
       await pool.deleteClaims(env.admin.table, made);
 
       if (shape.label === 'index-2^16' && pattern === 'random' && fill === 0.5) {
-        // Scenario 2 as specified (the stream's tally alongside), then the same without the stream during
-        // the run, to tell the handler's own figures from the stream's effect on this single store.
-        for (const options of [{}, { refreshEvery: Infinity, variant: STREAM_PAUSED }]) {
-          await pool.refresh(env.admin.context);
-          const concurrent = await concurrentScenario(
-            env,
-            pool,
-            fill,
-            `${tag}-c32${options.variant ? 'p' : ''}`,
-            options,
-          );
-          scenarios.push(concurrent.result);
-          progress(
-            `${concurrent.result.name}: requests median ${concurrent.result.requestsPerClaim.median}, ` +
-              `${concurrent.result.claimsPerSecond} claims/s`,
-          );
-          await pool.deleteClaims(env.admin.table, concurrent.samples);
-        }
+        // Scenario 2: the stream's refresh runs alongside, as in production.
+        await pool.refresh(env.admin.context);
+        const concurrent = await concurrentScenario(env, pool, fill, `${tag}-c32`);
+        scenarios.push(concurrent.result);
+        progress(
+          `${concurrent.result.name}: requests median ${concurrent.result.requestsPerClaim.median}, ` +
+            `${concurrent.result.claimsPerSecond} claims/s`,
+        );
+        await pool.deleteClaims(env.admin.table, concurrent.samples);
       }
     }
   }
@@ -141,12 +131,7 @@ progress('raw conditional puts');
 const raw1 = await rawConditionalPuts(store.endpoint, tableName, 1);
 const raw32 = await rawConditionalPuts(store.endpoint, tableName, CONCURRENT_CLIENTS);
 
-const concurrent = scenarios.find(
-  (scenario) => scenario.clients === CONCURRENT_CLIENTS && !scenario.name.includes(STREAM_PAUSED),
-)!;
-const paused = scenarios.find(
-  (scenario) => scenario.clients === CONCURRENT_CLIENTS && scenario.name.includes(STREAM_PAUSED),
-)!;
+const concurrent = scenarios.find((scenario) => scenario.clients === CONCURRENT_CLIENTS)!;
 const oneClient = scenarios.find(
   (scenario) =>
     scenario.clients === 1 &&
@@ -158,7 +143,6 @@ const efficiency =
   (concurrent.claimsPerSecond * concurrent.requestsPerClaim.median) / raw32.requestsPerSecond;
 const efficiencyOneClient =
   (oneClient.claimsPerSecond * oneClient.requestsPerClaim.median) / raw1.requestsPerSecond;
-const efficiencyPaused = (paused.claimsPerSecond * paused.requestsPerClaim.median) / raw32.requestsPerSecond;
 
 env.admin.destroy();
 env.stream.destroy();
@@ -206,7 +190,6 @@ const notes = [
   'Requests per claim: every SDK command the claim handler instance sent while answering that claim (its own DynamoDB client and counting middleware). Median: mean of the middle two; p99: nearest rank.',
   "Capacity per claim: table units as dynalite reports them (ReturnConsumedCapacity TOTAL on every command), plus estimates. Index units are estimated from the request: a put whose item carries gpk → allocations index (projection ALL) +ceil(item bytes/1 KB); carrying wpk → waiting index (KEYS_ONLY) +1; an UpdateItem that SETs wpk → +1 (a REMOVE of wpk counts 0: the request does not show whether the item had one); an UpdateItem/DeleteItem of an allocation item (pk A#…, always carries gpk) → +1. A failed conditional write: +ceil(item bytes/1 KB) for a put, +1 otherwise (DynamoDB charges it, dynalite reports none). An empty Query: +0.5 (eventually consistent) or +1 (strong), DynamoDB's minimum, where dynalite reports 0.",
   `Stream function: its pool refresh (refreshPool → lib/tally.ts: the batch's slot changes into the block summaries and the pool's counts and search hint) runs every ${REFRESH_EVERY} claims (about one stream batch) with those claims' slot changes, between claims in the one-client scenarios and alongside the claims in the 32-client scenario; it also runs after each fill, with the fill's changes (in chunks of 64 blocks). Its requests are not counted per claim; they are reported apart (stream req/claim). The stream function's per-record work (reading the claim and allocation each record names) is not run.`,
-  `32 clients (${STREAM_PAUSED}): the same run again with no pool refresh during the claims (the hint stays where the refresh just before left it), to tell the handler's own figures from the stream's competition for the single store thread.`,
   'Claims/s, one client: claims ÷ the handler time of those claims (the pauses for the stream refresh between claims are excluded). 32 clients: claims ÷ wall time, with the stream refresh running alongside on the same store (its busy share of the run is reported; in production it has its own compute and DynamoDB serves its reads apart, here it competes with the claims for the store thread).',
   `Fills: allocation objects built with newAllocation for stand-in claims fill-<n> (uid random; the claim items are not written), written with Table.writeAllocations, then the stream's refreshPool with their slot changes. Fill levels grow (0 → 50% → 90% → 99%): the measured claims and their allocation objects are deleted between levels, so each level is exactly its fill. "first": ordinals [0, N); "random": a uniformly random N-subset (prefixes of one random permutation). N = floor(fill × total).`,
   `Pools of 2^8 and 2^16 values are materialised whole. index 2^32 and IPv6 /64: "first N" materialises only [N − ${FIRST_WINDOW}, N) and, after the stream's tally of the window, writes the counts it would hold for the whole fill (every value below N held, the hint at N; PoolCounts.allocated, a JS number, is capped at 2^53 − 2^20 for the /64); requestsOutsideWindow counts claim requests to blocks below the window (must be 0). "random": a fresh pool per level, with exactly floor(fill × W) values of the window [0, W) taken at random, W = claims ÷ (1 − fill) × ${RANDOM_WINDOW_FACTOR} rounded up to blocks of 64 (${JSON.stringify(randomWindows)}), so the window keeps more free values than the claims measured; the real refreshPool tallies it, so the pool's counts (allocated, held) are the window's while the search hint is what a whole-pool fill gives; requestsOutsideWindow counts claim requests to blocks past the window (must be 0).`,
@@ -237,7 +220,6 @@ const results = {
   raw: [raw1, raw32],
   efficiency: round(efficiency, 3),
   efficiencyOneClient: round(efficiencyOneClient, 3),
-  efficiencyStreamRecountPaused: round(efficiencyPaused, 3),
   busiestKeyShare,
   perPoolCeilingClaimsPerSecond: perPoolCeiling,
   concentration: spaces,
@@ -271,7 +253,6 @@ out.push(
 );
 out.push(
   `Efficiency (${CONCURRENT_CLIENTS} clients): ${concurrent.claimsPerSecond} claims/s × ${concurrent.requestsPerClaim.median} requests ÷ ${raw32.requestsPerSecond} = ${round(efficiency, 3)}; ` +
-    `with the ${STREAM_PAUSED}: ${paused.claimsPerSecond} × ${paused.requestsPerClaim.median} ÷ ${raw32.requestsPerSecond} = ${round(efficiencyPaused, 3)}; ` +
     `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.requestsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}`,
 );
 out.push(
@@ -302,8 +283,6 @@ concentrationLines(spaces);
 out.push(
   `  busiest key share ${busiestKeyShare}, per-pool ceiling ${perPoolCeiling} claims/s (${PARTITION_WRITES_PER_SECOND} writes/s ÷ (share × writes per claim), lowest key space)`,
 );
-out.push(`Write concentration (${paused.name}):`);
-concentrationLines(paused.concentration ?? []);
 out.push('Bundles:');
 for (const bundle of bundles) {
   out.push(

@@ -50,7 +50,16 @@ export interface AllocateNextOptions {
   firstReadLimit?: number;
   /** Return at the first lost race instead of trying the block's other free slots. */
   stopAtCollision?: boolean;
+  /**
+   * Others are claiming from this pool now: a put the summary suggested that loses is more likely a
+   * value taken since the summary was written than a sign the summary is far behind, so the search picks
+   * another of the summary's free values at random (cheap) before it reads the objects.
+   */
+  contended?: boolean;
 }
+
+/** Lost puts after which a contended search stops trusting the summary and reads the objects. */
+export const CONTENDED_SUMMARY_MISSES = 3;
 
 /**
  * Allocates the first free candidate at or after `from`. A lone caller gets the lowest free candidate
@@ -86,16 +95,17 @@ export async function allocateNext(
       for (let slot = cursor; slot <= known; slot++) if (!held.has(slot)) free.push(slot);
       let reread = false;
       while (free.length > 0) {
-        const pick = raced ? Math.floor(random() * free.length) : 0;
+        const pick = raced || (summary && collisions > 0) ? Math.floor(random() * free.length) : 0;
         const [slot] = free.splice(pick, 1) as [bigint];
         if (await port.tryCreate(valueAt(slot)))
           return { kind: 'allocated', value: valueAt(slot), collisions, raced };
         collisions++;
-        if (summary) {
+        if (summary && !(options.contended && collisions < CONTENDED_SUMMARY_MISSES)) {
           summary = false; // it lags: read this span again from the objects
           reread = true;
           break;
         }
+        if (summary) continue;
         raced = true;
         if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
       }

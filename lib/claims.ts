@@ -33,7 +33,7 @@ export interface ClaimContext {
    */
   frontiers?: Map<string, bigint>;
   /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
-  contendedUntil?: Map<string, number>;
+  contendedUntil?: Map<string, { until: number; spell: number }>;
 }
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
@@ -287,7 +287,7 @@ export async function decide(
         },
         tryCreate,
       },
-      { from, random: ctx.random, stopAtCollision },
+      { from, random: ctx.random, stopAtCollision, contended: isContended(ctx, pool) },
     );
   const contended = unrestricted && isContended(ctx, pool);
   const spreadStart = () => start + spreadOffset(ctx, space.total - start);
@@ -332,20 +332,39 @@ export async function decide(
  * lowest-first of a lone caller only; the holes left behind go to the next claims once it is calm).
  */
 // Long enough to span several claims of a busy instance, short enough that a lone caller soon gets the
-// lowest free value again.
+// lowest free value again. Jittered, so instances that raced together do not all come back together;
+// doubled (up to a minute) for an instance that races again soon after its last spell ended.
 const CONTENTION_MS = 5000;
+const CONTENTION_MAX_MS = 60_000;
 const SPREAD = 4096n;
+
+interface Contention {
+  until: number;
+  /** The length of the last spell, doubled when a race follows it soon. */
+  spell: number;
+}
 
 /** Contention is a pool's: a race lost in one pool says nothing about callers of another. */
 function isContended(ctx: ClaimContext, pool: PoolRecord): boolean {
-  const until = ctx.contendedUntil?.get(pool.metadata.uid);
-  return until !== undefined && Date.now() < until;
+  const contention = ctx.contendedUntil?.get(pool.metadata.uid);
+  return contention !== undefined && Date.now() < contention.until;
 }
 
 function markContended(ctx: ClaimContext, pool: PoolRecord): void {
   const pools = (ctx.contendedUntil ??= new Map());
   if (pools.size > 10_000) pools.clear();
-  pools.set(pool.metadata.uid, Date.now() + CONTENTION_MS);
+  const now = Date.now();
+  const last = pools.get(pool.metadata.uid);
+  // Racing again soon after a spell ended: the callers are still there, so a longer spell.
+  const again = last !== undefined && now >= last.until && now < last.until + 2 * last.spell;
+  const spell =
+    last && now < last.until
+      ? last.spell
+      : again
+        ? Math.min(last!.spell * 2, CONTENTION_MAX_MS)
+        : CONTENTION_MS;
+  const jitter = 1 + (ctx.random ?? Math.random)();
+  pools.set(pool.metadata.uid, { until: now + spell * jitter, spell });
 }
 
 function spreadOffset(ctx: ClaimContext, remaining: bigint): bigint {

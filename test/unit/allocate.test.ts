@@ -241,6 +241,20 @@ describe('allocateNext, with the summary', () => {
     expect(outcome).toEqual({ kind: 'allocated', value: valueAt(2n), collisions: 0, raced: false });
   });
 
+  it('when contended, tries other values the summary shows free, at random, before reading the objects', async () => {
+    const port = new LaggingPort([0n, 1n], new Set());
+    const picks = [0, 0.5];
+    const outcome = await allocateNext([seg(0n, 99n)], valueAt, port, {
+      contended: true,
+      random: () => picks.shift() ?? 0,
+    });
+    // 0 is taken (lost), then a random pick among the summary's other free values: 1 is taken too (lost),
+    // then 50 of 2..99 by the second pick; the objects are never read.
+    expect(outcome).toMatchObject({ kind: 'allocated', collisions: 2, raced: false });
+    expect(port.reads).toEqual([]);
+    expect(port.puts.slice(0, 1)).toEqual([0n]);
+  });
+
   it('calls it a race when the objects showed the value free too', async () => {
     const port = new LaggingPort([], new Set());
     port.stolen.add(0n);
