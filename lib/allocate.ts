@@ -56,7 +56,17 @@ export interface AllocateNextOptions {
    * another of the summary's free values at random (cheap) before it reads the objects.
    */
   contended?: boolean;
+  /**
+   * Whether this caller itself took the slot a moment ago. A put the summary suggested that loses to
+   * such a value says only that the summary lags; a loss to anyone else's is a race.
+   */
+  tookRecently?: (slot: bigint) => boolean;
 }
+
+/** Values taken by others since the summary, seen in one read, that show callers racing here. */
+export const RACING_EVIDENCE = 2;
+/** Held objects a read after a summary miss takes at most, to show a free value nearby cheaply. */
+export const READ_AFTER_MISS_LIMIT = 6;
 
 /** Lost puts after which a contended search stops trusting the summary and reads the objects. */
 export const CONTENDED_SUMMARY_MISSES = 3;
@@ -80,17 +90,37 @@ export async function allocateNext(
   let reads = 0;
   // The summary until a put it suggested loses: then the objects themselves, for the rest of the search.
   let summary = port.summaryHeldSlots !== undefined;
+  let summaryHeld = new Set<bigint>();
+  let missed = false;
   for (const run of runsFrom(segments, options.from ?? 0n)) {
     let cursor = run.first;
     while (cursor <= run.last) {
       const spanLast = minBig(run.last, cursor | ((summary ? SUMMARY_SPAN : BLOCK_SIZE) - 1n));
-      const limit = !summary && reads++ === 0 ? options.firstReadLimit : undefined;
+      const limit =
+        !summary && reads++ === 0
+          ? collisions > 0
+            ? READ_AFTER_MISS_LIMIT
+            : options.firstReadLimit
+          : undefined;
       const read = summary
         ? await port.summaryHeldSlots!(cursor, spanLast)
         : await port.heldSlots(cursor, spanLast, limit);
       // A read cut short by the limit says nothing past the last slot it returned.
       const known = limit !== undefined && read.length >= limit ? read[read.length - 1]! : spanLast;
       const held = new Set(read);
+      if (missed && !summary) {
+        // The objects against the summary: values taken since it was written, by others than this caller.
+        // One may be a user's pre-provisioned object or the stream's work; several are callers racing here.
+        missed = false;
+        const fresh = read.filter(
+          (slot) => !summaryHeld.has(slot) && !(options.tookRecently?.(slot) ?? true),
+        );
+        if (fresh.length >= RACING_EVIDENCE) {
+          raced = true;
+          if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
+        }
+      }
+      if (summary) summaryHeld = held;
       const free: bigint[] = [];
       for (let slot = cursor; slot <= known; slot++) if (!held.has(slot)) free.push(slot);
       let reread = false;
@@ -102,6 +132,7 @@ export async function allocateNext(
         collisions++;
         if (summary && !(options.contended && collisions < CONTENDED_SUMMARY_MISSES)) {
           summary = false; // it lags: read this span again from the objects
+          missed = true;
           reread = true;
           break;
         }

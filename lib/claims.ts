@@ -32,6 +32,8 @@ export interface ClaimContext {
    * handler instance, as each Lambda instance has its own.
    */
   frontiers?: Map<string, bigint>;
+  /** Per pool, the slots this instance took last (see rememberTaken). */
+  recentlyTaken?: Map<string, bigint[]>;
   /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
   contendedUntil?: Map<string, { until: number; spell: number }>;
 }
@@ -287,7 +289,13 @@ export async function decide(
         },
         tryCreate,
       },
-      { from, random: ctx.random, stopAtCollision, contended: isContended(ctx, pool) },
+      {
+        from,
+        random: ctx.random,
+        stopAtCollision,
+        contended: isContended(ctx, pool),
+        tookRecently: (slot) => ctx.recentlyTaken?.get(pool.metadata.uid)?.includes(slot) ?? false,
+      },
     );
   const contended = unrestricted && isContended(ctx, pool);
   const spreadStart = () => start + spreadOffset(ctx, space.total - start);
@@ -319,6 +327,7 @@ export async function decide(
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions };
   }
   // A spread search skipped free candidates: it proves nothing about what lies below it.
+  rememberTaken(ctx, pool, next.value.slot);
   if (unrestricted && !contended && !raced) {
     rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
   }
@@ -392,6 +401,21 @@ function searchStart(ctx: ClaimContext, pool: PoolRecord): bigint {
   const hint = hintOf(pool);
   const frontier = ctx.frontiers?.get(frontierKey(pool));
   return frontier !== undefined && frontier > hint ? frontier : hint;
+}
+
+/**
+ * The values this instance took last in a pool: the summary (kept by the stream) may not show them yet,
+ * and losing a put to one of them is no sign of other callers.
+ */
+const RECENTLY_TAKEN = 256;
+
+function rememberTaken(ctx: ClaimContext, pool: PoolRecord, slot: bigint): void {
+  const pools = (ctx.recentlyTaken ??= new Map());
+  if (pools.size > 10_000) pools.clear();
+  const slots = pools.get(pool.metadata.uid) ?? [];
+  slots.push(slot);
+  if (slots.length > RECENTLY_TAKEN) slots.shift();
+  pools.set(pool.metadata.uid, slots);
 }
 
 /** Everything from the hint up to `after` was held when this instance looked: start past it next time. */

@@ -232,7 +232,11 @@ describe('allocateNext, with the summary', () => {
     const outcome = await allocateNext([seg(0n, 99n)], valueAt, port, { random: () => 0.99 });
     expect(outcome).toEqual({ kind: 'allocated', value: valueAt(6n), collisions: 1, raced: false });
     expect(port.puts).toEqual([3n, 6n]);
-    expect(port.reads).toEqual([[0n, 63n]]);
+    // The first read after the miss takes a few objects only (cheap where free values are near).
+    expect(port.reads).toEqual([
+      [0n, 63n],
+      [6n, 63n],
+    ]);
   });
 
   it('passes over a value the summary still shows held (freed a moment ago)', async () => {
@@ -253,6 +257,19 @@ describe('allocateNext, with the summary', () => {
     expect(outcome).toMatchObject({ kind: 'allocated', collisions: 2, raced: false });
     expect(port.reads).toEqual([]);
     expect(port.puts.slice(0, 1)).toEqual([0n]);
+  });
+
+  it('calls it a race when the objects show several values taken by others since the summary', async () => {
+    const port = new LaggingPort([0n, 1n, 2n], new Set());
+    const mine = (slot: bigint) => slot === 0n;
+    expect(
+      await allocateNext([seg(0n, 99n)], valueAt, port, { tookRecently: mine, stopAtCollision: true }),
+    ).toEqual({ kind: 'collided', collisions: 1, raced: true });
+    // Its own value and one other (a pre-provisioned object, say) are no sign of other callers.
+    const calm = new LaggingPort([0n, 1n], new Set());
+    expect(
+      await allocateNext([seg(0n, 99n)], valueAt, calm, { tookRecently: mine, stopAtCollision: true }),
+    ).toEqual({ kind: 'allocated', value: valueAt(2n), collisions: 1, raced: false });
   });
 
   it('calls it a race when the objects showed the value free too', async () => {
