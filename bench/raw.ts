@@ -1,16 +1,27 @@
 /**
  * Scenario 4: what the store itself serves: conditional puts (`attribute_not_exists(pk)`) of fresh unique
  * keys into the same table, from 1 and from 32 clients (each its own SDK client), for a fixed time.
+ *
+ * Two items: "allocation", exactly the allocation object a claim puts (its record, key and index
+ * attributes, through Table.putAllocation), so the store does for each what it does for a claim's put;
+ * and "tiny", {pk, sk, t}, the least a put can be.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { newAllocation } from '../lib/claims.ts';
+import type { ClaimRecord, PoolRecord } from '../lib/records.ts';
+import { valueKind } from '../lib/spaces.ts';
+import { allocationKey, Table } from '../lib/table.ts';
 import { benchClient } from './instance.ts';
 import { round } from './measure.ts';
 
 export const RAW_SECONDS = 2;
 
+export type RawItem = 'allocation' | 'tiny';
+
 export interface RawResult {
+  item: RawItem;
   clients: number;
   seconds: number;
   requests: number;
@@ -22,29 +33,45 @@ export async function rawConditionalPuts(
   endpoint: string,
   tableName: string,
   clients: number,
+  item: RawItem = 'allocation',
 ): Promise<RawResult> {
   const run = randomUUID().slice(0, 8);
   const bases = Array.from({ length: clients }, () => benchClient(endpoint));
   const docs = bases.map((base) => DynamoDBDocumentClient.from(base));
-  const put = (doc: DynamoDBDocumentClient, key: string) =>
-    doc.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { pk: key, sk: 'raw', t: 'raw' },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+  const tables = bases.map((client) => new Table({ tableName, client }));
+  const pool = standInPool(`raw-${run}`);
+  const claim = standInClaim(pool);
+  const index = valueKind('Index');
+  const put = async (i: number, n: number) => {
+    if (item === 'tiny') {
+      await docs[i]!.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { pk: `R#${run}#${i}#${n}`, sk: 'raw', t: 'raw' },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return;
+    }
+    const parsed = index.parse(String(i * 1_000_000 + n + 1));
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const id = { namespace: 'bench', kind: 'IndexPool' as const, name: pool.metadata.name };
+    const key = allocationKey(id, 'Index', parsed.value);
+    const record = newAllocation(claim, pool, parsed.value, new Date().toISOString());
+    if (!(await tables[i]!.putAllocation(key, record, parsed.value.slot, 'indices')))
+      throw new Error('taken');
+  };
   // One put each first, so connection setup is outside the timed window.
-  await Promise.all(docs.map((doc, i) => put(doc, `R#${run}#${i}#warm`)));
+  await Promise.all(docs.map((_, i) => put(i, 999_999)));
   let requests = 0;
   let failures = 0;
   const started = performance.now();
   const deadline = started + RAW_SECONDS * 1000;
   await Promise.all(
-    docs.map(async (doc, i) => {
+    docs.map(async (_, i) => {
       for (let n = 0; performance.now() < deadline; n++) {
         try {
-          await put(doc, `R#${run}#${i}#${n}`);
+          await put(i, n);
           requests++;
         } catch {
           failures++;
@@ -55,10 +82,41 @@ export async function rawConditionalPuts(
   const seconds = (performance.now() - started) / 1000;
   for (const base of bases) base.destroy();
   return {
+    item,
     clients,
     seconds: round(seconds, 3),
     requests,
     requestsPerSecond: round(requests / seconds, 1),
     failures,
+  };
+}
+
+function standInPool(name: string): PoolRecord {
+  const now = new Date().toISOString();
+  return {
+    t: 'pool',
+    kind: 'IndexPool',
+    metadata: {
+      name,
+      namespace: 'bench',
+      uid: randomUUID(),
+      generation: 1,
+      creationTimestamp: now,
+      labels: {},
+      annotations: {},
+    },
+    spec: { ranges: ['1..4294967295'], reclaimPolicy: 'Recycle' },
+    rv: 1,
+  };
+}
+
+function standInClaim(pool: PoolRecord): ClaimRecord {
+  return {
+    t: 'claim',
+    metadata: { ...pool.metadata, name: 'raw-claim', uid: randomUUID() },
+    spec: { poolRef: { kind: 'IndexPool', name: pool.metadata.name } },
+    status: { conditions: [] },
+    phase: 'Allocated',
+    rv: 1,
   };
 }

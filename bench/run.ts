@@ -130,6 +130,8 @@ for (const shape of POOL_SHAPES) {
 progress('raw conditional puts');
 const raw1 = await rawConditionalPuts(store.endpoint, tableName, 1);
 const raw32 = await rawConditionalPuts(store.endpoint, tableName, CONCURRENT_CLIENTS);
+const tiny1 = await rawConditionalPuts(store.endpoint, tableName, 1, 'tiny');
+const tiny32 = await rawConditionalPuts(store.endpoint, tableName, CONCURRENT_CLIENTS, 'tiny');
 
 const concurrent = scenarios.find((scenario) => scenario.clients === CONCURRENT_CLIENTS)!;
 const oneClient = scenarios.find(
@@ -194,7 +196,7 @@ const notes = [
   `Fills: allocation objects built with newAllocation for stand-in claims fill-<n> (uid random; the claim items are not written), written with Table.writeAllocations, then the stream's refreshPool with their slot changes. Fill levels grow (0 → 50% → 90% → 99%): the measured claims and their allocation objects are deleted between levels, so each level is exactly its fill. "first": ordinals [0, N); "random": a uniformly random N-subset (prefixes of one random permutation). N = floor(fill × total).`,
   `Pools of 2^8 and 2^16 values are materialised whole. index 2^32 and IPv6 /64: "first N" materialises only [N − ${FIRST_WINDOW}, N) and, after the stream's tally of the window, writes the counts it would hold for the whole fill (every value below N held, the hint at N; PoolCounts.allocated, a JS number, is capped at 2^53 − 2^20 for the /64); requestsOutsideWindow counts claim requests to blocks below the window (must be 0). "random": a fresh pool per level, with exactly floor(fill × W) values of the window [0, W) taken at random, W = claims ÷ (1 − fill) × ${RANDOM_WINDOW_FACTOR} rounded up to blocks of 64 (${JSON.stringify(randomWindows)}), so the window keeps more free values than the claims measured; the real refreshPool tallies it, so the pool's counts (allocated, held) are the window's while the search hint is what a whole-pool fill gives; requestsOutsideWindow counts claim requests to blocks past the window (must be 0).`,
   `Write concentration (32-client scenario): writes by partition-key value per key space (table pk; allocations index gpk; waiting index wpk), in 1-second windows by send time, from the claim handlers and the stream's refresh; a failed conditional put counts as a table write (the partition served it) but not an index write. Windows with fewer than ${MIN_WINDOW_WRITES} writes in a key space are ignored. Ceiling per key space = ${PARTITION_WRITES_PER_SECOND} ÷ (busiest share × that space's writes per claim) claims/s; perPoolCeilingClaimsPerSecond is the lowest over the key spaces.`,
-  `Raw conditional puts: PutItem of {pk, sk, t} with attribute_not_exists(pk), fresh unique keys, same table and store, ${RAW_SECONDS} s each with 1 and ${CONCURRENT_CLIENTS} clients (each its own SDK client and document client), after one warm-up put per client. Efficiency = claims/s × median requests/claim ÷ raw puts/s (32 clients: the 32-client scenario; one client: ${oneClient.name}).`,
+  `Raw conditional puts: PutItem with attribute_not_exists(pk) of fresh unique keys, same table and store, ${RAW_SECONDS} s each with 1 and ${CONCURRENT_CLIENTS} clients (each its own SDK client), after one warm-up put per client; the item is exactly the allocation object a claim puts (Table.putAllocation: its record, key and allocations-index attributes), so each raw put asks of the store what a claim's put does. The same with tiny items {pk, sk, t} is reported too (rawTinyPutsPerSecond, efficiencyTinyPuts): dynalite serves those faster, so that ratio also counts the store's extra work for real items (index upkeep, size) against the handler. Efficiency = claims/s × median requests/claim ÷ raw puts/s (32 clients: the 32-client scenario; one client: index 2^16, 50% random, 1 client).`,
   `Bundles: npx cdk synth --quiet into a temporary folder, each AWS::Lambda::Function's asset (Metadata aws:asset:path)/index.mjs. Cold load: the import of the bundle in a fresh node process (${process.version}, ${os.arch()}; Lambda runs nodejs24.x on arm64), timed inside that process, median of ${COLD_LOADS}, with the function's environment as deployed (NODE_OPTIONS=--enable-source-maps); coldLoadWithoutSourceMapsMs without it. KB = 1000 bytes.`,
 ];
 
@@ -217,9 +219,17 @@ const results = {
   exhaustedClaim: exhaustedFigure,
   repeatedClaim: repeatedFigure,
   rawConditionalPutsPerSecond: { '1': raw1.requestsPerSecond, '32': raw32.requestsPerSecond },
-  raw: [raw1, raw32],
+  rawTinyPutsPerSecond: { '1': tiny1.requestsPerSecond, '32': tiny32.requestsPerSecond },
+  raw: [raw1, raw32, tiny1, tiny32],
   efficiency: round(efficiency, 3),
   efficiencyOneClient: round(efficiencyOneClient, 3),
+  efficiencyTinyPuts: {
+    '1': round((oneClient.claimsPerSecond * oneClient.requestsPerClaim.median) / tiny1.requestsPerSecond, 3),
+    '32': round(
+      (concurrent.claimsPerSecond * concurrent.requestsPerClaim.median) / tiny32.requestsPerSecond,
+      3,
+    ),
+  },
   busiestKeyShare,
   perPoolCeilingClaimsPerSecond: perPoolCeiling,
   concentration: spaces,
@@ -249,11 +259,13 @@ out.push(
   `Repeated claim (PUT, same name and spec, already allocated): ${repeatedFigure.requests} requests, ${repeatedFigure.capacity} capacity units; status ${repeatedFigure.statuses.join(', ')}`,
 );
 out.push(
-  `Raw conditional puts/s: 1 client ${raw1.requestsPerSecond}, ${CONCURRENT_CLIENTS} clients ${raw32.requestsPerSecond}`,
+  `Raw conditional puts/s (the allocation object a claim puts): 1 client ${raw1.requestsPerSecond}, ${CONCURRENT_CLIENTS} clients ${raw32.requestsPerSecond}; ` +
+    `tiny items {pk, sk, t}: ${tiny1.requestsPerSecond}, ${tiny32.requestsPerSecond}`,
 );
 out.push(
   `Efficiency (${CONCURRENT_CLIENTS} clients): ${concurrent.claimsPerSecond} claims/s × ${concurrent.requestsPerClaim.median} requests ÷ ${raw32.requestsPerSecond} = ${round(efficiency, 3)}; ` +
-    `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.requestsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}`,
+    `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.requestsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}; ` +
+    `against tiny puts: ${round((concurrent.claimsPerSecond * concurrent.requestsPerClaim.median) / tiny32.requestsPerSecond, 3)} (32), ${round((oneClient.claimsPerSecond * oneClient.requestsPerClaim.median) / tiny1.requestsPerSecond, 3)} (1)`,
 );
 out.push(
   `Stream refresh alongside the ${CONCURRENT_CLIENTS}-client run: ${concurrent.stream.refreshes} refreshes, busy ${round((concurrent.stream.busyShare ?? 0) * 100, 1)}% of the run, ${concurrent.stream.requestsPerClaim} requests and ${concurrent.stream.capacityPerClaim} capacity units per claim`,

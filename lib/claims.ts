@@ -347,12 +347,6 @@ const CONTENTION_MS = 5000;
 const CONTENTION_MAX_MS = 60_000;
 const SPREAD = 4096n;
 
-interface Contention {
-  until: number;
-  /** The length of the last spell, doubled when a race follows it soon. */
-  spell: number;
-}
-
 /** Contention is a pool's: a race lost in one pool says nothing about callers of another. */
 function isContended(ctx: ClaimContext, pool: PoolRecord): boolean {
   const contention = ctx.contendedUntil?.get(pool.metadata.uid);
