@@ -23,8 +23,11 @@ export interface AllocationPort {
    * summary shows them: one small read, but it may lag behind the store. Optional.
    */
   summaryHeldSlots?(first: bigint, last: bigint): Promise<bigint[]>;
-  /** Conditionally creates the allocation object; false when another one holds the value. */
-  tryCreate(value: ParsedValue): Promise<boolean>;
+  /**
+   * Conditionally creates the allocation object; false when another one holds the value. `raced`: this
+   * search has lost a race (the object says so, so the stream can tell other instances).
+   */
+  tryCreate(value: ParsedValue, raced: boolean): Promise<boolean>;
 }
 
 /**
@@ -127,7 +130,7 @@ export async function allocateNext(
       while (free.length > 0) {
         const pick = raced || (summary && collisions > 0) ? Math.floor(random() * free.length) : 0;
         const [slot] = free.splice(pick, 1) as [bigint];
-        if (await port.tryCreate(valueAt(slot)))
+        if (await port.tryCreate(valueAt(slot), raced))
           return { kind: 'allocated', value: valueAt(slot), collisions, raced };
         collisions++;
         if (summary && !(options.contended && collisions < CONTENDED_SUMMARY_MISSES)) {

@@ -214,9 +214,10 @@ export async function decide(
   }
   // The conditional put of the allocation object; `created` keeps the one that won.
   let created: { key: ItemKey; record: AllocationRecord } | undefined;
-  const tryCreate = async (value: ParsedValue) => {
+  const tryCreate = async (value: ParsedValue, raced = false) => {
     const key = allocationKey(poolId, info.allocationKind, value);
     const record = newAllocation(claim, pool, value, now);
+    if (raced) record.raced = true;
     if (!(await ctx.table.putAllocation(key, record, value.slot, info.allocationResource))) return false;
     created = { key, record };
     return true;
@@ -279,14 +280,19 @@ export async function decide(
       {
         heldSlots: (first, last, limit) =>
           ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last, limit),
-        summaryHeldSlots: async (first, last) => {
-          const ref = { family: familyOf(space), group: first >> GROUP_BITS };
-          const { bits } = await ctx.table.readGroup(poolId, ref, false);
-          const base = ref.group << GROUP_BITS;
-          const held: bigint[] = [];
-          for (let slot = first; slot <= last; slot++) if (isHeld(bits, Number(slot - base))) held.push(slot);
-          return held;
-        },
+        // Until the stream function has counted this pool (and this spec), its summaries may still
+        // show what an earlier pool of the name held: read the objects.
+        summaryHeldSlots: !summarised(pool)
+          ? undefined
+          : async (first, last) => {
+              const ref = { family: familyOf(space), group: first >> GROUP_BITS };
+              const { bits } = await ctx.table.readGroup(poolId, ref, false);
+              const base = ref.group << GROUP_BITS;
+              const held: bigint[] = [];
+              for (let slot = first; slot <= last; slot++)
+                if (isHeld(bits, Number(slot - base))) held.push(slot);
+              return held;
+            },
         tryCreate,
       },
       {
@@ -350,7 +356,10 @@ const SPREAD = 4096n;
 /** Contention is a pool's: a race lost in one pool says nothing about callers of another. */
 function isContended(ctx: ClaimContext, pool: PoolRecord): boolean {
   const contention = ctx.contendedUntil?.get(pool.metadata.uid);
-  return contention !== undefined && Date.now() < contention.until;
+  if (contention !== undefined && Date.now() < contention.until) return true;
+  // Another instance lost a race here a moment ago (the stream function passes it on through the counts).
+  const until = pool.counts?.contendedUntil;
+  return until !== undefined && Date.now() < Date.parse(until);
 }
 
 function markContended(ctx: ClaimContext, pool: PoolRecord): void {
@@ -384,6 +393,11 @@ function spreadOffset(ctx: ClaimContext, remaining: bigint): bigint {
 function hintOf(pool: PoolRecord): bigint {
   const counts = pool.counts;
   return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
+}
+
+/** Whether the stream function has counted the pool as it now is, so its summaries describe it. */
+function summarised(pool: PoolRecord): boolean {
+  return pool.counts !== undefined && pool.counts.generation === pool.metadata.generation;
 }
 
 /** The memory is good until values may have been freed (a new epoch) or the spec changes. */

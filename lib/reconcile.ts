@@ -109,7 +109,8 @@ function slotTouched(allocation: AllocationRecord, record: ChangeRecord): Touche
   const value = valueKind(allocation.kind).parse(allocation.value);
   if (!value.ok) return [];
   const { slot, family } = value.value;
-  const change = { record: record.id, slot, family, present: record.eventName === 'INSERT' };
+  const present = record.eventName === 'INSERT';
+  const change = { record: record.id, slot, family, present, raced: present && allocation.raced === true };
   return [{ pool: poolIdOfAllocation(allocation), change }];
 }
 

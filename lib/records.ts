@@ -40,6 +40,8 @@ export interface PoolCounts {
    * is applied once, however often its records are delivered.
    */
   applied?: Record<string, string>;
+  /** Until when claims spread their searches: the stream saw an allocation made after a lost race. */
+  contendedUntil?: string;
   /** When the Available condition last changed. */
   availableSince?: string;
   available?: boolean;
@@ -102,6 +104,11 @@ export interface AllocationRecord {
   value: string;
   /** `claim` when a claim created it, `user` when it was pre-provisioned. */
   origin: 'claim' | 'user';
+  /**
+   * A claim took it after losing a race in the pool: the stream function tells every handler instance
+   * (PoolCounts.contendedUntil), so they spread their searches too.
+   */
+  raced?: boolean;
   rv: number;
 }
 

@@ -134,8 +134,11 @@ export interface GroupRef {
   group: bigint;
 }
 
-/** A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1. */
-export type MarkerEntry = [offset: number, delta: 1 | -1];
+/**
+ * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1, and 1 when the
+ * allocation was made after a lost race.
+ */
+export type MarkerEntry = [offset: number, delta: 1 | -1, raced?: 0 | 1];
 
 /** A group's summary as the stream function keeps it. */
 export interface GroupSummary {

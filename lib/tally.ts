@@ -42,6 +42,8 @@ export interface SlotChange {
   family: 4 | 6 | undefined;
   slot: bigint;
   present: boolean;
+  /** The allocation was made after a lost race: claimers are contending for this pool. */
+  raced?: boolean;
 }
 
 export interface TallyResult {
@@ -53,6 +55,8 @@ export interface TallyResult {
 
 /** How often a conditional write is retried after another write to the same item came first. */
 const WRITE_ATTEMPTS = 25;
+/** How long every instance spreads its searches after the stream sees an allocation made after a race. */
+const POOL_CONTENTION_MS = 10_000;
 /** Groups the hint may be moved over in one batch; the next batch goes on from there. */
 const HINT_GROUPS = 4;
 const GROUP_SIZE = 1n << GROUP_BITS;
@@ -140,7 +144,10 @@ async function recordChanges(
       const offset = Number(change.slot & (GROUP_SIZE - 1n));
       if (change.present === isHeld(bits, offset)) continue; // applied already, or changes nothing
       setHeld(bits, offset, change.present);
-      markers.push({ id: marker, entries: [[offset, change.present ? 1 : -1]] });
+      markers.push({
+        id: marker,
+        entries: [change.present ? [offset, 1, change.raced ? 1 : 0] : [offset, -1]],
+      });
     }
     if (markers.length === 0) return { summary, mine };
     if (await ctx.table.writeGroup(id, ref, bits, summary.version, markers)) {
@@ -178,11 +185,13 @@ async function applyMarkers(
       previous && previous.generation === pool.metadata.generation ? BigInt(previous.searchFrom) : 0n;
     let freed = false;
     let took = false;
+    let raced = false;
     const now = timestamp();
     for (const { marker, ref, entries } of fresh) {
       applied[marker] = now;
-      for (const [offset, delta] of entries) {
+      for (const [offset, delta, racedEntry] of entries) {
         allocated += delta;
+        raced ||= racedEntry === 1;
         const ordinal = candidateOrdinal(space, ref.family, (ref.group << GROUP_BITS) + BigInt(offset));
         if (ordinal === undefined) continue;
         held += BigInt(delta);
@@ -194,6 +203,7 @@ async function applyMarkers(
     }
     if (took) hint = await advanceHint(ctx, id, space, hint, touched);
     const counts = nextCounts(pool, previous, { allocated, held, searchFrom: hint, freed, applied }, space);
+    if (raced) counts.contendedUntil = new Date(Date.now() + POOL_CONTENTION_MS).toISOString();
     if (await ctx.table.writeTally(poolKey(id), pool.metadata.uid, previous?.revision, counts)) {
       return { freed, available: counts.available ?? true };
     }
@@ -341,6 +351,9 @@ function nextCounts(
     revision: randomUUID(),
     epoch: !freed && previous?.epoch ? previous.epoch : randomUUID(),
     applied: tally.applied,
+    ...(previous?.contendedUntil && Date.parse(previous.contendedUntil) > Date.now()
+      ? { contendedUntil: previous.contendedUntil }
+      : {}),
     available,
     availableSince:
       previous?.available === available && previous.availableSince ? previous.availableSince : now,

@@ -303,6 +303,32 @@ describe('pool counts', () => {
     expect(died).toBe(5);
   });
 
+  it('passes a race on to every claim of the pool: counts say contended for a while, and claims spread', async () => {
+    await api.post('indexpools', indexPool('raced', ['1..5000']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'raced'))));
+    await api.post('claims', claim('raced-a', { kind: 'IndexPool', name: 'raced' }));
+    const calm = await allocationItem('raced-a');
+    await stream(streamEvent(insertRecord(calm)));
+    expect((await countsOf('raced')).contendedUntil).toBeUndefined();
+
+    // An allocation a claim made after losing a race says so; the stream passes it on.
+    await api.post('claims', claim('raced-b', { kind: 'IndexPool', name: 'raced' }));
+    const racedItem = { ...(await allocationItem('raced-b')), raced: true };
+    await stream(streamEvent(insertRecord(racedItem)));
+    const until = Date.parse(String((await countsOf('raced')).contendedUntil));
+    expect(until).toBeGreaterThan(Date.now());
+    // A new claim now starts at a random point of the next 4,096 values, not at the lowest free one.
+    const values = [];
+    for (const name of ['raced-c', 'raced-d', 'raced-e']) {
+      values.push(
+        Number(
+          (await api.post('claims', claim(name, { kind: 'IndexPool', name: 'raced' }))).body.status.value,
+        ),
+      );
+    }
+    expect(values.some((value) => value > 10)).toBe(true);
+  });
+
   it('recounts from the block summaries when the spec changes', async () => {
     await api.post('indexpools', indexPool('respec', ['1..8']));
     await stream(streamEvent(insertRecord(await poolItem('indexpools', 'respec'))));
