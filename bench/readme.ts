@@ -1,0 +1,153 @@
+/**
+ * Writes the README's benchmark section (between `<!-- bench:start` and `<!-- bench:end -->`) from
+ * bench/results.json, so the figures in the README are the last run's: `npx tsx bench/readme.ts`.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+
+interface Figure {
+  median: number;
+  p99: number;
+}
+interface Scenario {
+  name: string;
+  clients: number;
+  fill: number;
+  pool: string;
+  requestsPerClaim: Figure;
+  capacityPerClaim: Figure;
+  claimsPerSecond: number;
+  duplicates: number;
+  conditionalFailuresPerClaim: number;
+}
+interface Results {
+  scenarios: Scenario[];
+  exhaustedClaim: { requests: number };
+  repeatedClaim: { requests: number };
+  rawConditionalPutsPerSecond: Record<string, number>;
+  rawTinyPutsPerSecond: Record<string, number>;
+  efficiency: number;
+  efficiencyOneClient: number;
+  efficiencyTinyPuts: Record<string, number>;
+  busiestKeyShare: number;
+  perPoolCeilingClaimsPerSecond: number;
+  bundles: { name: string; bytes: number; coldLoadMs: number }[];
+}
+
+const results = JSON.parse(readFileSync(new URL('./results.json', import.meta.url), 'utf8')) as Results;
+const mark = (met: boolean) => (met ? '✓' : '✗');
+const rows: string[][] = [];
+for (const s of results.scenarios) {
+  // The empty rows of the larger pools are like the 2^8 one; the README says so instead.
+  if (s.fill === 0 && s.pool !== 'index-2^8') continue;
+  const met =
+    s.requestsPerClaim.median <= 5 &&
+    s.capacityPerClaim.median <= 5 &&
+    s.requestsPerClaim.p99 <= 10 &&
+    s.capacityPerClaim.p99 <= 10;
+  rows.push([
+    s.name.replace(/, 1 client$/, ''),
+    `${s.requestsPerClaim.median} / ${s.requestsPerClaim.p99}`,
+    `${s.capacityPerClaim.median} / ${s.capacityPerClaim.p99}`,
+    String(Math.round(s.claimsPerSecond)),
+    s.clients > 1 ? `${s.duplicates} / ${s.conditionalFailuresPerClaim}` : '',
+    mark(met),
+  ]);
+}
+const concurrent = results.scenarios.find((s) => s.clients > 1)!;
+const b = results.bundles;
+const empty = results.scenarios.find((s) => s.pool === 'index-2^8' && s.fill === 0)!;
+const worstRequests = Math.max(...results.scenarios.map((s) => s.requestsPerClaim.median));
+const worstUnits = Math.max(...results.scenarios.map((s) => s.capacityPerClaim.median));
+const requestsRatio = worstRequests / empty.requestsPerClaim.median;
+const unitsRatio = worstUnits / empty.capacityPerClaim.median;
+const figures: string[][] = [
+  [
+    "worst scenario's median ÷ the empty 2^8 pool's (requests, capacity units)",
+    `${requestsRatio}, ${unitsRatio}`,
+    `≤ 1.25 ${mark(Math.max(requestsRatio, unitsRatio) <= 1.25)}`,
+  ],
+  [
+    'claim on an exhausted pool',
+    `${results.exhaustedClaim.requests} requests`,
+    `≤ 5 ${mark(results.exhaustedClaim.requests <= 5)}`,
+  ],
+  [
+    'repeated claim (same name, already allocated)',
+    `${results.repeatedClaim.requests} request${results.repeatedClaim.requests === 1 ? '' : 's'}`,
+    `≤ 2 ${mark(results.repeatedClaim.requests <= 2)}`,
+  ],
+  [
+    'duplicates, 32 concurrent instances',
+    String(concurrent.duplicates),
+    `0 ${mark(concurrent.duplicates === 0)}`,
+  ],
+  [
+    'conditional-check failures per claim, 32 instances',
+    String(concurrent.conditionalFailuresPerClaim),
+    `≤ 0.5 ${mark(concurrent.conditionalFailuresPerClaim <= 0.5)}`,
+  ],
+  [
+    "raw conditional puts/s of a claim's allocation object, 1 / 32 clients",
+    `${results.rawConditionalPutsPerSecond['1']} / ${results.rawConditionalPutsPerSecond['32']}`,
+    '—',
+  ],
+  [
+    'raw conditional puts/s of tiny items, 1 / 32 clients',
+    `${results.rawTinyPutsPerSecond['1']} / ${results.rawTinyPutsPerSecond['32']}`,
+    '—',
+  ],
+  [
+    'efficiency (claims/s × requests/claim ÷ raw puts/s), 32 instances',
+    `${results.efficiency} (one client ${results.efficiencyOneClient}; against tiny puts ${results.efficiencyTinyPuts['32']} / ${results.efficiencyTinyPuts['1']})`,
+    `≥ 0.7 ${mark(results.efficiency >= 0.7)}`,
+  ],
+  [
+    "busiest partition key's share of writes in any 1-s window",
+    String(results.busiestKeyShare),
+    `≤ 0.25 ${mark(results.busiestKeyShare <= 0.25)}`,
+  ],
+  [
+    "per-pool ceiling: 1,000 ÷ share (the issue's formula) / ÷ share × writes per claim",
+    `${Math.round(1000 / results.busiestKeyShare)} / ${results.perPoolCeilingClaimsPerSecond} claims/s`,
+    `≥ 4,000 ${mark(1000 / results.busiestKeyShare >= 4000)}`,
+  ],
+  [
+    'bundle size, ' + b.map((x) => x.name).join(' / '),
+    b.map((x) => Math.round(x.bytes / 1000)).join(' / ') + ' KB',
+    `≤ 500 KB ${mark(b.every((x) => x.bytes <= 500_000))}`,
+  ],
+  [
+    'cold module load, median of 10',
+    b.map((x) => x.coldLoadMs).join(' / ') + ' ms',
+    `≤ 150 ms ${mark(b.every((x) => x.coldLoadMs <= 150))}`,
+  ],
+];
+
+function table(header: string[], body: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+const section = [
+  '<!-- bench:start (generated from bench/results.json by bench/readme.ts) -->',
+  '',
+  table(
+    ['scenario', 'requests', 'capacity units', 'claims/s', 'duplicates / cond. failures per claim', 'target'],
+    rows,
+  ),
+  '',
+  '(The 0% rows of the larger pools are all 5 / 5 and 5 / 5, like the 2^8 one.)',
+  '',
+  table(['figure', 'measured', 'target'], figures),
+  '',
+  '<!-- bench:end -->',
+].join('\n');
+
+const readmeUrl = new URL('../README.md', import.meta.url);
+const readme = readFileSync(readmeUrl, 'utf8');
+const start = readme.indexOf('<!-- bench:start');
+const end = readme.indexOf('<!-- bench:end -->') + '<!-- bench:end -->'.length;
+if (start < 0 || end < start) throw new Error('README has no bench section');
+writeFileSync(readmeUrl, readme.slice(0, start) + section + readme.slice(end));
+console.log('README benchmark section written from bench/results.json');
