@@ -203,7 +203,7 @@ async function allocationRemoved(
 
 /**
  * Brings a pool's counts up to date with a batch's slot changes (lib/tally.ts: cost by the blocks the
- * batch touched, not by the pool) and wakes the claims that wait for it while a candidate is free.
+ * batch touched, not by the pool) and wakes the claims that wait for it when values were freed.
  */
 export async function refreshPool(
   ctx: ClaimContext,
@@ -213,8 +213,9 @@ export async function refreshPool(
 ): Promise<void> {
   if (!poolKindInfo(id.kind)) return;
   const result = await tallyPool(ctx, id, changes, options);
-  // Woken whenever a value may be free: a claim that found nothing on stale counts gets another look.
-  if (!result?.available) return;
+  // Only a freed value (or a new spec) can let a waiting claim in. A claim that found nothing because
+  // the summary still showed a freed value as held is woken when the stream applies that removal.
+  if (!result?.available || !result.freed) return;
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
 }
 
