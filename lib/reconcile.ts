@@ -103,14 +103,17 @@ function claimKey(namespace: string, name: string): ItemKey {
   return objectKey(namespace, 'claims', name);
 }
 
-/** The slot change an allocation object's insert or removal makes (a change of its fields makes none). */
-function slotTouched(allocation: AllocationRecord, record: ChangeRecord): Touched[] {
-  if (record.eventName === 'MODIFY') return [];
+/** The slot an allocation object's record names, and whether the object holds it now. */
+function slotTouched(
+  allocation: AllocationRecord,
+  record: ChangeRecord,
+  current: AllocationRecord | undefined,
+): Touched[] {
   const value = valueKind(allocation.kind).parse(allocation.value);
   if (!value.ok) return [];
   const { slot, family } = value.value;
-  const present = record.eventName === 'INSERT';
-  const change = { record: record.id, slot, family, present, raced: present && allocation.raced === true };
+  const present = current !== undefined;
+  const change = { record: record.id, slot, family, present, raced: current?.raced === true };
   return [{ pool: poolIdOfAllocation(allocation), change }];
 }
 
@@ -139,13 +142,17 @@ async function reclaim(ctx: ClaimContext, key: ItemKey, allocation: AllocationRe
 async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
   const before = record.oldImage as unknown as AllocationRecord | undefined;
   const after = record.newImage as unknown as AllocationRecord | undefined;
-  const pools = slotTouched((after ?? before)!, record);
+  // The slot's bit follows the store as it is now, not the record: a record delivered again late (after
+  // the object went, or came back) then changes nothing, and a bit that was ever wrong is mended.
+  const stored = await ctx.table.get<AllocationRecord>(record.keys);
+  const current = stored?.t === 'alloc' ? stored : undefined;
+  const pools = slotTouched((after ?? before)!, record, current);
   if (record.eventName === 'REMOVE') {
     await allocationRemoved(ctx, record.keys, before!);
     return pools;
   }
-  const allocation = await ctx.table.get<AllocationRecord>(record.keys);
-  if (allocation?.t !== 'alloc') return pools;
+  if (!current) return pools;
+  const allocation = current;
   const ref = allocation.spec.claimRef;
   if (!ref) return pools;
   const key = claimKey(allocation.metadata.namespace, ref.name);

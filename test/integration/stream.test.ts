@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { objectKey, Table } from '../../lib/table.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
@@ -314,6 +315,7 @@ describe('pool counts', () => {
     // An allocation a claim made after losing a race says so; the stream passes it on.
     await api.post('claims', claim('raced-b', { kind: 'IndexPool', name: 'raced' }));
     const racedItem = { ...(await allocationItem('raced-b')), raced: true };
+    await allot.table.doc.send(new PutCommand({ TableName: allot.table.tableName, Item: racedItem }));
     await stream(streamEvent(insertRecord(racedItem)));
     const until = Date.parse(String((await countsOf('raced')).contendedUntil));
     expect(until).toBeGreaterThan(Date.now());
