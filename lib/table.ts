@@ -343,21 +343,23 @@ export class Table {
 
   /** Every group the pool's directory lists (a consistent read). */
   async *listedGroups(pool: PoolId): AsyncGenerator<GroupRef> {
-    const { pk } = directoryKey(pool);
+    const query = {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': directoryKey(pool).pk },
+      ConsistentRead: true,
+    };
+    for await (const item of this.pages(query)) {
+      yield { family: item.f === 0 ? undefined : (item.f as 4 | 6), group: BigInt(`0x${String(item.g)}`) };
+    }
+  }
+
+  /** Every item a Query matches, page after page. */
+  private async *pages(input: QueryCommandInput): AsyncGenerator<Item> {
     let start: Item | undefined;
     do {
-      const result = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of result.Items ?? []) {
-        yield { family: item.f === 0 ? undefined : (item.f as 4 | 6), group: BigInt(`0x${String(item.g)}`) };
-      }
+      const result = await this.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+      yield* result.Items ?? [];
       start = result.LastEvaluatedKey;
     } while (start);
   }
@@ -877,20 +879,13 @@ export class Table {
     pool: string,
   ): AsyncGenerator<Stored<AllocationRecord>> {
     for (let shard = 0; shard < LIST_SHARDS; shard++) {
-      let start: Item | undefined;
-      do {
-        const result = await this.doc.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: ALLOCATIONS_INDEX,
-            KeyConditionExpression: 'gpk = :gpk AND begins_with(gsk, :pool)',
-            ExpressionAttributeValues: { ':gpk': `${namespace}#${resource}#${shard}`, ':pool': `${pool}#` },
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const item of result.Items ?? []) yield item as Stored<AllocationRecord>;
-        start = result.LastEvaluatedKey;
-      } while (start);
+      const query = {
+        TableName: this.tableName,
+        IndexName: ALLOCATIONS_INDEX,
+        KeyConditionExpression: 'gpk = :gpk AND begins_with(gsk, :pool)',
+        ExpressionAttributeValues: { ':gpk': `${namespace}#${resource}#${shard}`, ':pool': `${pool}#` },
+      };
+      for await (const item of this.pages(query)) yield item as Stored<AllocationRecord>;
     }
   }
 
