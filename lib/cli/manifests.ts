@@ -43,7 +43,9 @@ export function parseManifests(text: string, file: string): Manifest[] {
 
 function flatten(value: unknown): unknown[] {
   if (Array.isArray(value)) return value;
-  if (isRecord(value) && Array.isArray(value.items) && value.kind === undefined) return value.items;
+  // A list, as `allot get … -o yaml|json` prints one (kind List), so its output applies back.
+  if (isRecord(value) && Array.isArray(value.items) && (value.kind === undefined || value.kind === 'List'))
+    return value.items;
   return [value];
 }
 

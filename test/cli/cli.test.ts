@@ -110,6 +110,23 @@ describe('apply', () => {
     });
   });
 
+  it('shows progress on a terminal when a file holds many documents', async () => {
+    const stdin = Array.from(
+      { length: 12 },
+      (_, i) => `kind: IndexPool\nmetadata: { name: p${i} }\nspec: { ranges: [${i}] }`,
+    ).join('\n---\n');
+    const err: string[] = [];
+    const code = await run(['apply', '-f', '-', '-n', 'progress'], {
+      out: () => undefined,
+      err: (line) => err.push(line),
+      readStdin: async () => stdin,
+      env: { ALLOT_ENDPOINT: allot.url },
+      progress: true,
+    });
+    expect(code).toBe(0);
+    expect(err).toEqual(Array.from({ length: 12 }, (_, i) => `applying ${i + 1}/12…`));
+  });
+
   it('takes the namespace from a manifest that names one', async () => {
     const stdin = 'kind: IndexPool\nmetadata: { name: own, namespace: elsewhere }\nspec: { ranges: [1] }\n';
     expect((await allotCli('apply -f -', { stdin })).code).toBe(0);
@@ -244,6 +261,19 @@ describe('get, claim, release, describe on the seed and IP pools', () => {
     const list = parse((await allotCli('get indices -o yaml', { namespace: ns })).out);
     expect(list.kind).toBe('List');
     expect(list.items.map((i: any) => i.spec.index)).toEqual([64512, 65001, 4200000000, 1, 2, 3]);
+  });
+
+  it('applies what get -o yaml prints back unchanged', async () => {
+    const printed = (await allotCli('get pools -o yaml', { namespace: ns })).out;
+    const result = await allotCli('apply -f -', { stdin: printed, namespace: ns });
+    expect(result.code, result.err).toBe(0);
+    expect(result.out.split('\n')).toEqual([
+      'indexpool/asn-pool unchanged',
+      'indexpool/route-targets unchanged',
+      'ipaddresspool/public-zone-a unchanged',
+      'ipaddresspool/vpc-main unchanged',
+      'ipprefixpool/v6-subnets unchanged',
+    ]);
   });
 
   it('says when there is nothing to list', async () => {
