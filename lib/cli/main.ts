@@ -54,7 +54,7 @@ Options:
                          https endpoints are signed with SigV4 (execute-api) from the AWS credential chain
   --region <region>      for signing (default: from the endpoint's host name, else $AWS_REGION)
   --timeout <seconds>    how long --wait waits (default 30)
-  -h, --help             this text
+  -h, --help, help       this text (through npx: "npx allot help")
 `;
 
 const OPTIONS = {
@@ -96,7 +96,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     try {
       parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
     } catch (error) {
-      throw new CliError(`${(error as Error).message}\nRun "allot --help" for usage.`, [], 2);
+      throw new CliError(`${(error as Error).message}\nRun "allot help" for usage.`, [], 2);
     }
     const options = parsed.values as Options;
     const [command, ...args] = parsed.positionals;
@@ -122,7 +122,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       case 'delete':
         return await cli.delete(args);
       default:
-        throw new CliError(`unknown command "${command}"\nRun "allot --help" for usage.`, [], 2);
+        throw new CliError(`unknown command "${command}"\nRun "allot help" for usage.`, [], 2);
     }
   } catch (error) {
     if (error instanceof CliError) {

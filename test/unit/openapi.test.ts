@@ -187,6 +187,38 @@ describe('the examples and schemas against the server', () => {
   });
 
   it.each(RESOURCES.map((resource) => ({ resource, kind: kindOfResource(resource) })))(
+    'answers %s objects that validate against the schema',
+    async ({ resource, kind }) => {
+      const list = await api.get(resource);
+      expect(list.body.items.length).toBeGreaterThan(0);
+      expect(schemaProblems(SCHEMAS[`${kind}List` as keyof typeof SCHEMAS], list.body)).toEqual([]);
+    },
+  );
+
+  it('gives each error example the message the server answers with', async () => {
+    const base = '/v1/namespaces/default';
+    const bad = await client(allot.url, 'default');
+    await bad.post('indexpools', REQUEST_EXAMPLES.IndexPool['asn-pool']!.value);
+    await bad.post('claims', REQUEST_EXAMPLES.Claim['leaf1-asn']!.value);
+    const answers = {
+      BadRequest: await bad.get('indexpools?limit=0'),
+      NotFound: await bad.get('claims/leaf9-asn'),
+      MethodNotAllowed: await bad.call('PATCH', `${base}/claims/leaf1-asn`, {}),
+      AlreadyExists: await bad.post('indexpools', REQUEST_EXAMPLES.IndexPool['asn-pool']!.value),
+      PoolInUse: await bad.delete('indexpools/asn-pool'),
+      RequestEntityTooLarge: await bad.post('indexpools', 'x'.repeat(65537)),
+      UnsupportedMediaType: await bad.post('indexpools', 'x', { 'content-type': 'text/plain' }),
+      Invalid: await bad.post('indexpools', {
+        metadata: { name: 'bad' },
+        spec: { ranges: ['100..200', '150..250'] },
+      }),
+    };
+    for (const [reason, answer] of Object.entries(answers)) {
+      expect(answer.body, reason).toEqual(ERROR_EXAMPLES[reason]!.value);
+    }
+  });
+
+  it.each(RESOURCES.map((resource) => ({ resource, kind: kindOfResource(resource) })))(
     'refuses a $kind spec field the schema does not define, and no field it defines is refused as unknown',
     async ({ resource, kind }) => {
       const spec = Object.fromEntries(specFields(kind).map((field) => [field, null]));
