@@ -44,6 +44,8 @@ import {
   rejectUnknownFields,
   specFields,
   fieldsOf,
+  RESERVED_MAX,
+  WITHIN_MAX,
   type JsonObject,
   type Metadata,
 } from './validation.ts';
@@ -331,7 +333,7 @@ function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
       else causes.add('spec.value', 'must be a string or an integer');
     }
     if (spec.within !== undefined) {
-      if (typeof spec.within !== 'string' || spec.within.length > 100)
+      if (typeof spec.within !== 'string' || spec.within.length > WITHIN_MAX)
         causes.add('spec.within', 'must be a range "a..b" or a CIDR');
       else {
         // Its form follows from poolRef.kind, as the value's does: a malformed one is refused now, not
@@ -342,8 +344,8 @@ function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
       }
     }
     if (spec.reserved !== undefined) {
-      if (!Array.isArray(spec.reserved) || spec.reserved.length > 256)
-        causes.add('spec.reserved', 'must be a list of at most 256 addresses');
+      if (!Array.isArray(spec.reserved) || spec.reserved.length > RESERVED_MAX)
+        causes.add('spec.reserved', `must be a list of at most ${RESERVED_MAX} addresses`);
       else if (info?.kind === 'IPAddressPool') {
         claimSpec.reserved = spec.reserved.map((entry: unknown, i) => {
           const value = valueKind('IPAddress').parse(entry);

@@ -12,11 +12,13 @@ import {
   MAP_MAX_ENTRIES,
   MAP_VALUE_MAX,
   REF_STRING_MAX,
+  RESERVED_MAX,
   SCHEMAS,
   specFields,
+  WITHIN_MAX,
 } from './schemas.ts';
 
-export { fieldsOf, specFields };
+export { fieldsOf, specFields, RESERVED_MAX, WITHIN_MAX };
 
 export type JsonObject = Record<string, unknown>;
 

@@ -187,7 +187,7 @@ describe('the examples and schemas against the server', () => {
   });
 
   it.each(RESOURCES.map((resource) => ({ resource, kind: kindOfResource(resource) })))(
-    'answers %s objects that validate against the schema',
+    'answers $kind objects that validate against the schema',
     async ({ resource, kind }) => {
       const list = await api.get(resource);
       expect(list.body.items.length).toBeGreaterThan(0);
