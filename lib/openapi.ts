@@ -444,7 +444,9 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
     return { description: 'this document', content: json({ type: 'object', description: 'OpenAPI 3.1' }) };
   if (route.operation === 'list')
     return {
-      description: `${kind}s of the namespace, in name order`,
+      description: isAllocation(route.resource!)
+        ? `${kind} objects of the namespace, by pool, then value`
+        : `${kind}s of the namespace, in name order`,
       content: json(schemaRef(`${kind}List`)),
     };
   const descriptions: Partial<Record<Route['operation'], string>> = {
@@ -556,7 +558,7 @@ export function buildOpenApi(): Record<string, unknown> {
         'Hands out numbered resources (integers, IP addresses, IP prefixes) from pools, in the Kubernetes shape',
         'of ironcore’s numbered resource allocation. A claim allocates before it answers. Releasing a claim',
         '(DELETE) applies the pool’s reclaimPolicy within seconds. Where the contract is silent: names of',
-        'allocation objects may be up to 253 characters; lists are in name order; unknown spec fields are',
+        'allocation objects may be up to 253 characters; pools and claims list in name order, allocation objects by pool, then value; unknown spec fields are',
         'refused (422) rather than dropped; a deployed API requires SigV4 (service execute-api).',
       ].join(' '),
     },

@@ -41,7 +41,8 @@ Usage:
   allot apply -f <file|-> [--wait]            create or update what the manifests describe (YAML or JSON)
   allot get <resource> [name] [-o table|wide|json|yaml]
   allot describe <pool-resource> <name>       spec, status, utilisation and a map of taken and free values
-  allot claim <name> --pool <kind>/<pool> [--value v] [--within w] [--reserved a,b] [--wait]
+  allot claim <name> --pool <kind>/<pool> [--value v] [--within w] [--reserved a,b]
+              [--owner <kind>/<name>] [--wait]
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
   allot delete <resource> <name> [--cascade]
 
@@ -66,6 +67,7 @@ const OPTIONS = {
   value: { type: 'string' },
   within: { type: 'string' },
   reserved: { type: 'string' },
+  owner: { type: 'string' },
   cascade: { type: 'boolean', default: false },
   endpoint: { type: 'string' },
   region: { type: 'string' },
@@ -82,6 +84,7 @@ type Options = {
   value?: string;
   within?: string;
   reserved?: string;
+  owner?: string;
   cascade: boolean;
   endpoint?: string;
   region?: string;
@@ -387,6 +390,13 @@ class Cli {
     const spec: Record<string, unknown> = { poolRef: await this.claimPool() };
     if (this.options.value !== undefined) spec.value = this.options.value;
     if (this.options.within !== undefined) spec.within = this.options.within;
+    if (this.options.owner !== undefined) {
+      // The kind ends at the first "/": owner names may hold one (PiVirt's "web-01/0").
+      const slash = this.options.owner.indexOf('/');
+      if (slash <= 0 || slash === this.options.owner.length - 1)
+        throw new CliError(`--owner must be <kind>/<name> (got ${this.options.owner})`, [], 2);
+      spec.owner = { kind: this.options.owner.slice(0, slash), name: this.options.owner.slice(slash + 1) };
+    }
     if (this.options.reserved !== undefined) spec.reserved = this.options.reserved.split(',').filter(Boolean);
     // PUT, so asking again with the same name and spec returns the same value (the contract's idempotent bind).
     const answer = await this.expect(

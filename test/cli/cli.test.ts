@@ -184,7 +184,7 @@ describe('get, claim, release, describe on the seed and IP pools', () => {
 
   it('claims from each kind of pool with --pool <kind>/<name>, and again returns the same value', async () => {
     const claims = [
-      'claim web-01-nic0 --pool ipaddresspool/vpc-main --within 10.42.1.0/24 --reserved 10.42.1.1',
+      'claim web-01-nic0 --pool ipaddresspool/vpc-main --within 10.42.1.0/24 --reserved 10.42.1.1 --owner VirtualMachine/web-01/0',
       'claim fip-1 --pool IPAddressPool/public-zone-a',
       'claim fip-2 --pool ipaddresspools/public-zone-a',
       'claim fip-3 --pool ipaddresspool/public-zone-a',
