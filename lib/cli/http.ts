@@ -117,10 +117,14 @@ export class ApiClient {
       if (!this.region) {
         throw new CliError(`cannot tell the region of ${this.endpoint}; pass --region or set AWS_REGION`);
       }
-      headers = await signedHeaders(
-        { method, url, headers, body: text },
-        { region: this.region, credentials: this.credentials },
-      );
+      try {
+        headers = await signedHeaders(
+          { method, url, headers, body: text },
+          { region: this.region, credentials: this.credentials },
+        );
+      } catch (error) {
+        throw new CliError(`cannot sign the request for ${this.endpoint}: ${(error as Error).message}`);
+      }
       // fetch sets Host itself; sending it twice is refused.
       delete headers.host;
     }

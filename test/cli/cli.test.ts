@@ -421,6 +421,28 @@ describe('SigV4', () => {
   });
 });
 
+describe('SigV4 without credentials', () => {
+  it('says it cannot sign, and why', async () => {
+    const err: string[] = [];
+    const code = await run(
+      ['get', 'pools', '--endpoint', 'https://abc123.execute-api.eu-west-1.amazonaws.com'],
+      {
+        out: () => undefined,
+        err: (line) => err.push(line),
+        readStdin: async () => '',
+        env: {},
+        credentials: async () => {
+          throw new Error('Could not load credentials from any providers');
+        },
+      },
+    );
+    expect(code).toBe(1);
+    expect(err).toEqual([
+      'error: cannot sign the request for https://abc123.execute-api.eu-west-1.amazonaws.com: Could not load credentials from any providers',
+    ]);
+  });
+});
+
 describe('bin/allot.ts', () => {
   it('runs with no build step and exits non-zero on a server error', async () => {
     const exec = promisify(execFile);
