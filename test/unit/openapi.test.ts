@@ -5,7 +5,7 @@ import { POOL_KINDS, RESOURCES, kindOfResource, type ObjectKind } from '../../li
 import { nameProblem } from '../../lib/names.ts';
 import { buildOpenApi, ERROR_EXAMPLES, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from '../../lib/openapi.ts';
 import { ROUTES, type Route } from '../../lib/routes.ts';
-import { NAME_PATTERN, SCHEMAS, schemaProblems, specFields } from '../../lib/schemas.ts';
+import { NAME_PATTERN, SCHEMAS, SPEC_SCHEMAS, schemaProblems, specFields } from '../../lib/schemas.ts';
 
 interface Operation {
   operationId: string;
@@ -192,6 +192,17 @@ describe('the examples and schemas against the server', () => {
       const list = await api.get(resource);
       expect(list.body.items.length).toBeGreaterThan(0);
       expect(schemaProblems(SCHEMAS[`${kind}List` as keyof typeof SCHEMAS], list.body)).toEqual([]);
+    },
+  );
+
+  it.each(RESOURCES.map((resource) => ({ resource, kind: kindOfResource(resource) })))(
+    'refuses a $kind spec without each field its schema requires, and only those',
+    async ({ resource, kind }) => {
+      const answer = await api.post(resource, { metadata: { name: 'empty' }, spec: {} });
+      expect(answer.status).toBe(422);
+      const fields = answer.body.details.causes.map((c: { field: string }) => c.field).sort();
+      const required = (SCHEMAS[SPEC_SCHEMAS[kind]] as { required: string[] }).required;
+      expect(fields).toEqual(required.map((field) => `spec.${field}`).sort());
     },
   );
 
