@@ -14,6 +14,7 @@ const PURE_CORE = [
   'lib/ranges.ts',
   'lib/records.ts',
   'lib/routes.ts',
+  'lib/schemas.ts',
   'lib/spaces.ts',
   'lib/stream-filter.ts',
   'lib/table-schema.ts',

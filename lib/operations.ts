@@ -42,6 +42,10 @@ import {
   ownerRef,
   reclaimPolicy,
   rejectUnknownFields,
+  specFields,
+  fieldsOf,
+  RESERVED_MAX,
+  WITHIN_MAX,
   type JsonObject,
   type Metadata,
 } from './validation.ts';
@@ -155,12 +159,6 @@ interface CheckedPool {
   spec: PoolRecord['spec'];
 }
 
-const POOL_SPEC_FIELDS: Record<string, readonly string[]> = {
-  IndexPool: ['ranges', 'reclaimPolicy'],
-  IPAddressPool: ['prefixes', 'exclude', 'gateway', 'excludeNetworkAndBroadcast', 'reclaimPolicy'],
-  IPPrefixPool: ['prefixes', 'allocationPrefixLength', 'reclaimPolicy'],
-};
-
 function checkPoolBody(info: PoolKindInfo, namespace: string, body: JsonObject, name?: string): CheckedPool {
   const causes = new Causes();
   const metadata = checkEnvelope(body, { kind: info.kind, namespace, pathName: name }, causes);
@@ -168,7 +166,7 @@ function checkPoolBody(info: PoolKindInfo, namespace: string, body: JsonObject, 
   let canonical: PoolRecord['spec'] = { reclaimPolicy: 'Recycle' };
   if (!isObject(spec)) causes.add('spec', 'is required');
   else {
-    rejectUnknownFields(spec, POOL_SPEC_FIELDS[info.kind]!, causes);
+    rejectUnknownFields(spec, specFields(info.kind), causes);
     const policy = reclaimPolicy(spec.reclaimPolicy, causes);
     const checked = poolSpecChecker(info.kind)(spec);
     if ('causes' in checked) causes.addAll(checked.causes);
@@ -317,8 +315,6 @@ function putName(request: OperationRequest, kind: string): string {
 
 // ---------------------------------------------------------------- claims
 
-const CLAIM_SPEC_FIELDS = ['poolRef', 'value', 'within', 'reserved', 'owner'];
-
 function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
   const causes = new Causes();
   const metadata = checkEnvelope(body, { kind: 'Claim', namespace, pathName: name }, causes);
@@ -326,7 +322,7 @@ function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
   const claimSpec: ClaimSpec = { poolRef: { kind: '', name: '' } };
   if (!isObject(spec)) causes.add('spec', 'is required');
   else {
-    rejectUnknownFields(spec, CLAIM_SPEC_FIELDS, causes);
+    rejectUnknownFields(spec, specFields('Claim'), causes);
     const ref = objectRef(spec.poolRef, 'spec.poolRef', causes);
     if (ref) claimSpec.poolRef = ref;
     const info = ref ? poolKindInfo(ref.kind) : undefined;
@@ -340,7 +336,7 @@ function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
       else causes.add('spec.value', 'must be a string or an integer');
     }
     if (spec.within !== undefined) {
-      if (typeof spec.within !== 'string' || spec.within.length > 100)
+      if (typeof spec.within !== 'string' || spec.within.length > WITHIN_MAX)
         causes.add('spec.within', 'must be a range "a..b" or a CIDR');
       else {
         // Its form follows from poolRef.kind, as the value's does: a malformed one is refused now, not
@@ -351,8 +347,8 @@ function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
       }
     }
     if (spec.reserved !== undefined) {
-      if (!Array.isArray(spec.reserved) || spec.reserved.length > 256)
-        causes.add('spec.reserved', 'must be a list of at most 256 addresses');
+      if (!Array.isArray(spec.reserved) || spec.reserved.length > RESERVED_MAX)
+        causes.add('spec.reserved', `must be a list of at most ${RESERVED_MAX} addresses`);
       else if (info?.kind === 'IPAddressPool') {
         claimSpec.reserved = spec.reserved.map((entry: unknown, i) => {
           const value = valueKind('IPAddress').parse(entry);
@@ -584,7 +580,7 @@ function checkAllocationBody(
   };
   if (!isObject(spec)) causes.add('spec', 'is required');
   else {
-    rejectUnknownFields(spec, ['poolRef', info.valueField, 'claimRef', 'owner'], causes);
+    rejectUnknownFields(spec, specFields(info.allocationKind), causes);
     const ref = objectRef(spec.poolRef, 'spec.poolRef', causes);
     if (ref) {
       if (ref.kind !== info.kind) causes.add('spec.poolRef.kind', `must be ${info.kind}`);
@@ -606,7 +602,7 @@ function checkAllocationBody(
       const claimRef = spec.claimRef;
       if (!isObject(claimRef)) causes.add('spec.claimRef', 'must be an object { name, uid }');
       else {
-        rejectUnknownFields(claimRef, ['name', 'uid'], causes, 'spec.claimRef');
+        rejectUnknownFields(claimRef, fieldsOf('ClaimRef'), causes, 'spec.claimRef');
         const problem = nameProblem(claimRef.name);
         if (problem) causes.add('spec.claimRef.name', problem);
         if (claimRef.uid !== undefined && (typeof claimRef.uid !== 'string' || claimRef.uid.length > 253)) {

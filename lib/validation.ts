@@ -1,10 +1,24 @@
 /**
  * Checks request bodies against the contract (api.md, "Objects") and returns them in canonical form.
- * Every failing field becomes one cause; the caller answers 422 Invalid with all of them.
+ * Every failing field becomes one cause; the caller answers 422 Invalid with all of them. Field lists,
+ * enums and limits come from schemas.ts, which the OpenAPI document is made from too.
  */
 import { InvalidError, type Cause } from './errors.ts';
 import { API_VERSION, type ObjectKind } from './kinds.ts';
 import { nameProblem } from './names.ts';
+import {
+  fieldsOf,
+  MAP_KEY_MAX,
+  MAP_MAX_ENTRIES,
+  MAP_VALUE_MAX,
+  REF_STRING_MAX,
+  RESERVED_MAX,
+  SCHEMAS,
+  specFields,
+  WITHIN_MAX,
+} from './schemas.ts';
+
+export { fieldsOf, specFields, RESERVED_MAX, WITHIN_MAX };
 
 export type JsonObject = Record<string, unknown>;
 
@@ -51,8 +65,6 @@ export interface BodyMetadata {
   annotations: Record<string, string>;
 }
 
-const MAX_MAP_ENTRIES = 256;
-
 function stringMap(value: unknown, field: string, causes: Causes): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (!isObject(value)) {
@@ -60,19 +72,20 @@ function stringMap(value: unknown, field: string, causes: Causes): Record<string
     return {};
   }
   const entries = Object.entries(value);
-  if (entries.length > MAX_MAP_ENTRIES) {
-    causes.add(field, `must hold at most ${MAX_MAP_ENTRIES} entries`);
+  if (entries.length > MAP_MAX_ENTRIES) {
+    causes.add(field, `must hold at most ${MAP_MAX_ENTRIES} entries`);
     return {};
   }
   const result: Record<string, string> = {};
   for (const [key, entry] of entries) {
-    if (key.length === 0 || key.length > 253)
-      causes.add(`${field}[${clip(key)}]`, 'keys are 1 to 253 characters');
+    if (key.length === 0 || key.length > MAP_KEY_MAX)
+      causes.add(`${field}[${clip(key)}]`, `keys are 1 to ${MAP_KEY_MAX} characters`);
     // JSON objects cannot keep "__proto__" as an ordinary key through every parser (nor is it a valid
     // Kubernetes key), so it is refused rather than silently dropped.
     else if (key === '__proto__') causes.add(`${field}[${key}]`, 'is a reserved key');
     else if (typeof entry !== 'string') causes.add(`${field}[${key}]`, 'must be a string');
-    else if (entry.length > 1024) causes.add(`${field}[${key}]`, 'must be at most 1024 characters');
+    else if (entry.length > MAP_VALUE_MAX)
+      causes.add(`${field}[${key}]`, `must be at most ${MAP_VALUE_MAX} characters`);
     else result[key] = entry;
   }
   return result;
@@ -146,7 +159,7 @@ export function objectRef(value: unknown, field: string, causes: Causes): Object
     causes.add(field, 'is required: { kind, name }');
     return undefined;
   }
-  rejectUnknownFields(value, ['kind', 'name', 'apiVersion'], causes, field);
+  rejectUnknownFields(value, fieldsOf('PoolRef'), causes, field);
   const ref: ObjectRef = { kind: '', name: '' };
   if (typeof value.kind !== 'string') causes.add(`${field}.kind`, 'must be a string');
   else ref.kind = value.kind;
@@ -173,31 +186,36 @@ export function ownerRef(value: unknown, field: string, causes: Causes): OwnerRe
     causes.add(field, 'must be an object { kind, name, uid }');
     return undefined;
   }
-  rejectUnknownFields(value, ['kind', 'name', 'uid', 'apiVersion'], causes, field);
+  rejectUnknownFields(value, fieldsOf('OwnerRef'), causes, field);
   const owner: OwnerRef = { kind: '', name: '' };
+  const required: readonly string[] = SCHEMAS.OwnerRef.required;
   for (const key of ['kind', 'name', 'uid'] as const) {
     const entry = value[key];
-    if (entry === undefined && key === 'uid') continue;
-    if (typeof entry !== 'string' || entry.length === 0 || entry.length > 253) {
-      causes.add(`${field}.${key}`, 'must be a string of 1 to 253 characters');
-    } else owner[key] = entry;
+    if (entry === undefined && !required.includes(key)) continue;
+    if (!isRefString(entry)) causes.add(`${field}.${key}`, REF_STRING_PROBLEM);
+    else owner[key] = entry;
   }
   // Accepted above, so kept: the owner is copied to the allocation object as given (api.md, "Claim").
   if (value.apiVersion !== undefined) {
-    if (
-      typeof value.apiVersion !== 'string' ||
-      value.apiVersion.length === 0 ||
-      value.apiVersion.length > 253
-    ) {
-      causes.add(`${field}.apiVersion`, 'must be a string of 1 to 253 characters');
-    } else owner.apiVersion = value.apiVersion;
+    if (!isRefString(value.apiVersion)) causes.add(`${field}.apiVersion`, REF_STRING_PROBLEM);
+    else owner.apiVersion = value.apiVersion;
   }
   return owner;
 }
 
-export function reclaimPolicy(value: unknown, causes: Causes): 'Recycle' | 'Retain' {
-  if (value === undefined) return 'Recycle';
-  if (value === 'Recycle' || value === 'Retain') return value;
-  causes.add('spec.reclaimPolicy', 'must be Recycle or Retain');
-  return 'Recycle';
+const REF_STRING_PROBLEM = `must be a string of 1 to ${REF_STRING_MAX} characters`;
+
+function isRefString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= REF_STRING_MAX;
+}
+
+export type ReclaimPolicy = (typeof SCHEMAS.ReclaimPolicy.enum)[number];
+
+export function reclaimPolicy(value: unknown, causes: Causes): ReclaimPolicy {
+  const policy = SCHEMAS.ReclaimPolicy;
+  if (value === undefined) return policy.default;
+  const known = policy.enum.find((entry) => entry === value);
+  if (known) return known;
+  causes.add('spec.reclaimPolicy', `must be ${policy.enum.join(' or ')}`);
+  return policy.default;
 }

@@ -1,0 +1,109 @@
+/**
+ * Every `npx allot …` session shown in the docs is what the CLI prints: each file's console blocks are
+ * replayed, in order, against a fresh local server, and compared (timestamps and uids masked).
+ * `UPDATE_DOCS=1 npx vitest run test/cli/docs.test.ts` writes the real output into the files instead.
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startTestAllot } from '../helpers/allot.ts';
+import { run } from '../../lib/cli/main.ts';
+
+const PROMPT = '$ npx allot ';
+
+function markdownFiles(): string[] {
+  const pools = readdirSync('docs/pools').map((file) => `docs/pools/${file}`);
+  const docs = readdirSync('docs')
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`);
+  return ['README.md', ...docs, ...pools].filter((file) => file.endsWith('.md'));
+}
+
+interface Session {
+  /** Line index of the block's first line (after the fence). */
+  start: number;
+  end: number;
+  commands: { argv: string[]; line: string; expected: string[] }[];
+}
+
+/** Console blocks made only of `$ npx allot` commands and their output. */
+function sessions(lines: string[]): Session[] {
+  const found: Session[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== '```console') continue;
+    const end = lines.indexOf('```', i + 1);
+    const body = lines.slice(i + 1, end);
+    const prompts = body.filter((line) => line.startsWith('$ '));
+    if (prompts.length > 0 && prompts.every((line) => line.startsWith(PROMPT))) {
+      const commands: Session['commands'] = [];
+      for (const line of body) {
+        if (line.startsWith(PROMPT)) {
+          commands.push({ line, argv: line.slice(PROMPT.length).split(/\s+/).filter(Boolean), expected: [] });
+        } else commands.at(-1)?.expected.push(line);
+      }
+      found.push({ start: i + 1, end, commands });
+    }
+    i = end;
+  }
+  return found;
+}
+
+/** What differs from run to run: timestamps and uids. */
+const mask = (text: string) =>
+  text
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uid>');
+
+const files = markdownFiles().filter((file) => sessions(readFileSync(file, 'utf8').split('\n')).length > 0);
+
+describe('the docs show what allot prints', () => {
+  it('has sessions to check in the quick start, the CLI page and each pool page', () => {
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/quickstart.md',
+        'docs/cli.md',
+        'docs/pools/indexpool.md',
+        'docs/pools/ipaddresspool.md',
+        'docs/pools/ipprefixpool.md',
+      ]),
+    );
+  });
+
+  it.each(files)('%s', async (file) => {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const allot = await startTestAllot();
+    const replaced: string[][] = [];
+    try {
+      for (const session of sessions(lines)) {
+        const block: string[] = [];
+        for (const command of session.commands) {
+          // A reader types slower than the local stream applies effects (about 100 ms): wait as they would.
+          await allot.stream?.drained();
+          const printed: string[] = [];
+          await run(command.argv, {
+            out: (text) => printed.push(...text.split('\n')),
+            err: (text) => printed.push(...text.split('\n')),
+            readStdin: async () => '',
+            env: { ALLOT_ENDPOINT: allot.url },
+          });
+          if (!process.env.UPDATE_DOCS) {
+            expect(mask(printed.join('\n')), `${file}: ${command.line}`).toBe(
+              mask(command.expected.join('\n')),
+            );
+          }
+          block.push(command.line, ...printed);
+        }
+        replaced.push(block);
+      }
+    } finally {
+      await allot.close();
+    }
+    if (process.env.UPDATE_DOCS) {
+      const blocks = sessions(lines);
+      for (let b = blocks.length - 1; b >= 0; b--) {
+        lines.splice(blocks[b]!.start, blocks[b]!.end - blocks[b]!.start, ...replaced[b]!);
+      }
+      writeFileSync(file, lines.join('\n'));
+    }
+  });
+});
