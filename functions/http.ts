@@ -3,7 +3,6 @@
  * success reply; errors become the contract's Status body here and nowhere else.
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import {
@@ -18,10 +17,11 @@ import { operationFor, type OperationRequest, type Reply } from '../lib/operatio
 import { matchRoute, ROUTES } from '../lib/routes.ts';
 import type { ClaimContext } from '../lib/claims.ts';
 import { lazyContext } from './context.ts';
+import { logger } from './observability.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export const logger = new Logger({ serviceName: 'allot' });
+export { logger };
 
 type Event = APIGatewayProxyEventV2 & { parsed?: OperationRequest };
 
@@ -86,9 +86,12 @@ const statusErrorsOnError = (request: middy.Request<Event, APIGatewayProxyStruct
   request.response = json({ statusCode: error.code, body: error.toStatus() });
 };
 
-/** Builds the handler; tests and the local server pass their own table and clock. */
-export function createHttpHandler(context?: Partial<ClaimContext>) {
-  const contextOf = lazyContext(context);
+/**
+ * Builds the handler; tests and the local server pass their own table and clock, the claim and release
+ * functions the context they share with their direct invocations.
+ */
+export function createHttpHandler(context?: Partial<ClaimContext> | (() => ClaimContext)) {
+  const contextOf = typeof context === 'function' ? context : lazyContext(context);
 
   const route = async (event: Event): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
