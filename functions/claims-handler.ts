@@ -7,14 +7,13 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { ClaimContext } from '../lib/claims.ts';
 import { directRequestOf, invokeDirect, isBusEvent, type DirectOperation } from '../lib/invocation.ts';
 import { isObject } from '../lib/validation.ts';
 import { conditionalFailuresOf, lazyContext } from './context.ts';
 import { createHttpHandler } from './http.ts';
-import { logger, METRIC, MetricUnit, metrics, tracer } from './observability.ts';
+import { logger, METRIC, MetricUnit, metrics } from './observability.ts';
 
 function isHttpEvent(event: unknown): event is APIGatewayProxyEventV2 {
   return isObject(event) && typeof event.rawPath === 'string' && isObject(event.requestContext);
@@ -87,9 +86,7 @@ export function createClaimsHandler(options: ClaimsHandlerOptions) {
     return result;
   };
 
-  const handler = middy(dispatch)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(captureLambdaHandler(tracer, { captureResponse: false }));
+  const handler = middy(dispatch).use(injectLambdaContext(logger, { resetKeys: true }));
   // Only the claim function records metrics here (an empty flush would only warn).
   return options.claimMetrics ? handler.use(logMetrics(metrics)) : handler;
 }

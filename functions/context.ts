@@ -2,7 +2,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ClaimContext } from '../lib/claims.ts';
 import { Table } from '../lib/table.ts';
-import { tracer } from './observability.ts';
 import { countConditionalCheckFailures, type FailureCounter } from './sdk-metrics.ts';
 
 const counters = new WeakMap<DynamoDBClient, FailureCounter>();
@@ -26,7 +25,7 @@ export function lazyContext(given?: Partial<ClaimContext>): () => ClaimContext {
       given?.table ??
       new Table({
         tableName: process.env.TABLE_NAME ?? 'allot',
-        client: tracer.captureAWSv3Client(new DynamoDBClient({})),
+        client: new DynamoDBClient({}),
       });
     conditionalFailuresOf(table.client);
     ctx = { table, frontiers: new Map(), ...given };

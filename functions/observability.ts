@@ -1,10 +1,10 @@
 /**
- * Powertools for every function: JSON logs, EMF metrics in the `Allot` namespace, X-Ray tracing of the
- * AWS SDK clients. One instance of each per handler instance, shared by the handlers of a bundle.
+ * Powertools for every function: JSON logs and EMF metrics in the `Allot` namespace, one instance of each
+ * per handler instance. Tracing is Lambda's active tracing (set by the construct): Powertools' Tracer would
+ * add SDK subsegments, but its X-Ray SDK costs about 100 KB per bundle, past the 500 KB budget.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
 
 // Outside Lambda (npm start, tests) EMF lines and per-request logs on stdout are only noise: metrics stay
 // off and logs at WARN there unless asked for. In Lambda neither variable is set: metrics on, logs at INFO.
@@ -17,8 +17,6 @@ export const METRICS_NAMESPACE = 'Allot';
 
 export const logger = new Logger({ serviceName: 'allot' });
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'allot' });
-/** Off outside Lambda (Powertools checks the environment), so tests and `npm start` trace nothing. */
-export const tracer = new Tracer({ serviceName: 'allot' });
 
 export { MetricUnit };
 
