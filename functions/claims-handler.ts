@@ -76,7 +76,11 @@ export function createClaimsHandler(options: ClaimsHandlerOptions) {
     }
     if (!isHttpEvent(event)) {
       const answer = result as Record<string, any>;
-      if (answer.kind === 'Status') logger.warn('request refused', { status: answer });
+      // Nobody reads a bus request's answer: a failure of ours is thrown, so Lambda retries it (and then
+      // sends it to the request dead-letter queue); a refusal of the request itself is only logged.
+      if (isBusEvent(event) && answer.kind === 'Status' && answer.code >= 500)
+        throw new Error(`${event['detail-type']} ${event.id ?? ''} failed: ${answer.message}`);
+      if (answer.kind === 'Status' && answer.code < 500) logger.warn('request refused', { status: answer });
       else
         logger.info('request answered', {
           value: answer.status?.value,

@@ -20,6 +20,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, type DynamoEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -331,6 +332,15 @@ export class AllotService extends Construct {
     });
     this.claimRequestRule = this.requestRule('ClaimRequestRule', CLAIM_REQUESTED, functions.claim);
     this.releaseRequestRule = this.requestRule('ReleaseRequestRule', RELEASE_REQUESTED, functions.release);
+    // EventBridge invokes asynchronously: a request the function fails on (a 5xx, thrown for bus events
+    // only) is retried by Lambda, then lands in the same queue as those EventBridge could not deliver.
+    for (const fn of [functions.claim, functions.release]) {
+      fn.configureAsyncInvoke({
+        onFailure: new SqsDestination(this.requestDeadLetterQueue),
+        retryAttempts: 2,
+        maxEventAge: Duration.hours(2),
+      });
+    }
 
     this.alarms = this.createAlarms(props);
     this.dashboard = this.createDashboard(props.poolUtilisationThreshold ?? 90);

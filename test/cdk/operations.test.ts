@@ -103,6 +103,20 @@ describe('request rules', () => {
     },
   );
 
+  it.each(['claim', 'release'] as const)(
+    'leave the %s function 2 retries of a failed request, then its dead-letter queue',
+    (name) => {
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: idOf(service.functions[name]) },
+        MaximumRetryAttempts: 2,
+        MaximumEventAgeInSeconds: 7200,
+        DestinationConfig: { OnFailure: { Destination: arnOf(service.requestDeadLetterQueue) } },
+      });
+      const sends = statementsOf(name).filter((s) => [s.Action].flat().includes('sqs:SendMessage'));
+      expect(sends.map((s) => s.Resource)).toEqual([arnOf(service.requestDeadLetterQueue)]);
+    },
+  );
+
   it('are the only rules (Allot consumes none of its own events)', () => {
     template.resourceCountIs('AWS::Events::Rule', 2);
   });

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { httpEvent } from '../helpers/events.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
+import { fakeContext } from '../../lib/local/server.ts';
+import { createClaimsHandler } from '../../functions/claims-handler.ts';
+import { Table } from '../../lib/table.ts';
 
 let allot: LocalAllot;
 let api: ReturnType<typeof client>;
@@ -195,5 +198,27 @@ describe('the HTTP path of the same handlers', () => {
     )) as { statusCode: number; body: string };
     expect(response.statusCode).toBe(201);
     expect(JSON.parse(response.body).status.value).toEqual(expect.any(String));
+  });
+});
+
+describe('a failure of ours (5xx)', () => {
+  // A table that does not exist: every request fails inside, none because of the caller.
+  const broken = () =>
+    createClaimsHandler({
+      operations: ['claim'],
+      context: { table: new Table({ tableName: 'no-such-table', client: allot.table.client }) },
+    });
+
+  it('is a 500 Status value for a direct invocation, saying nothing of internals', async () => {
+    const answer = (await broken()(claim('x') as never, fakeContext('allot-claim'))) as Record<string, any>;
+    expect(answer).toMatchObject({ kind: 'Status', code: 500, reason: 'InternalError' });
+    expect(answer.message).not.toMatch(/no-such-table|ResourceNotFound/);
+  });
+
+  it('is thrown for an EventBridge request, so Lambda retries it and then dead-letters it', async () => {
+    const event = busEvent('Allot Claim Requested', { namespace: 'default', name: 'x', spec: { poolRef } });
+    await expect(broken()(event as never, fakeContext('allot-claim'))).rejects.toThrow(
+      /Allot Claim Requested .* failed/,
+    );
   });
 });
