@@ -80,7 +80,8 @@ export function createClaimsHandler(options: ClaimsHandlerOptions) {
       // sends it to the request dead-letter queue); a refusal of the request itself is only logged.
       if (isBusEvent(event) && answer.kind === 'Status' && answer.code >= 500)
         throw new Error(`${event['detail-type']} ${event.id ?? ''} failed: ${answer.message}`);
-      if (answer.kind === 'Status' && answer.code < 500) logger.warn('request refused', { status: answer });
+      // The caller's mistake, answered: worth a line, not a warning.
+      if (answer.kind === 'Status' && answer.code < 500) logger.info('request refused', { status: answer });
       else
         logger.info('request answered', {
           value: answer.status?.value,

@@ -28,8 +28,10 @@ function fakeBus(
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
     requestHandler: {
-      async handle(request: { body: string }) {
-        const entries = JSON.parse(request.body).Entries as Entry[];
+      async handle(request: { body: Uint8Array | string }) {
+        const entries = JSON.parse(
+          typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body),
+        ).Entries as Entry[];
         calls.push(entries);
         const failed = failing(entries, calls.length);
         const body = {
