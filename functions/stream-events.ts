@@ -24,7 +24,8 @@ export function streamChangeOf(record: DynamoDBRecord): StreamChange {
     eventName: record.eventName!,
     oldImage: image(record.dynamodb?.OldImage),
     newImage: image(record.dynamodb?.NewImage),
-    recordedAt: new Date(seconds * 1000).toISOString(),
+    // Whole seconds, as the record has them, written like the objects' own timestamps.
+    recordedAt: new Date(seconds * 1000).toISOString().replace(/\.000Z$/, 'Z'),
   };
 }
 

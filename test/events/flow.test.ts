@@ -10,6 +10,8 @@ import type { LocalAllot } from '../../lib/local/server.ts';
 import { LocalStream } from '../../lib/local/stream.ts';
 import { MemoryEventSink, type DeliveredEvent } from '../../lib/local/events.ts';
 import { publishStreamEvents } from '../../functions/stream-events.ts';
+import { createStreamHandler } from '../../functions/stream.ts';
+import { fakeContext } from '../../lib/local/server.ts';
 import { expectValid } from './schemas.ts';
 
 let allot: LocalAllot;
@@ -189,5 +191,21 @@ describe('stream replay', () => {
     const replayed = again.events.map((event) => event.detail.eventId);
     expect(new Set(replayed)).toEqual(ids);
     expect(replayed).toHaveLength(2 * ids.size);
+  });
+});
+
+describe('a batch whose events cannot be published', () => {
+  it('fails as a whole, so the event source mapping retries it (and the events keep their ids)', async () => {
+    const unpublishable = {
+      publish: async () => {
+        throw new Error('PutEvents: 1 entries still failed after 4 attempts (InternalFailure)');
+      },
+    };
+    const handler = createStreamHandler({ table: allot.table }, { events: unpublishable });
+    const released = records.filter(
+      (record) => record.eventName === 'REMOVE' && record.dynamodb?.OldImage?.t?.S === 'claim',
+    );
+    expect(released.length).toBeGreaterThan(0);
+    await expect(handler({ Records: released }, fakeContext('allot-stream'))).rejects.toThrow(/PutEvents/);
   });
 });

@@ -2,7 +2,8 @@
  * Direct invocation and EventBridge requests, fed to the claim and release handlers on dynalite: the same
  * semantics as HTTP, and every answer a value (the Claim or a Status), never a thrown error.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { logger } from '../../functions/observability.ts';
 import { client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { httpEvent } from '../helpers/events.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
@@ -209,16 +210,24 @@ describe('a failure of ours (5xx)', () => {
       context: { table: new Table({ tableName: 'no-such-table', client: allot.table.client }) },
     });
 
-  it('is a 500 Status value for a direct invocation, saying nothing of internals', async () => {
+  it('is a 500 Status value for a direct invocation, saying nothing of internals (the log has it)', async () => {
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
     const answer = (await broken()(claim('x') as never, fakeContext('allot-claim'))) as Record<string, any>;
     expect(answer).toMatchObject({ kind: 'Status', code: 500, reason: 'InternalError' });
     expect(answer.message).not.toMatch(/no-such-table|ResourceNotFound/);
+    expect(logged).toHaveBeenCalledWith(
+      'direct request failed',
+      expect.objectContaining({ error: expect.objectContaining({ name: 'ResourceNotFoundException' }) }),
+    );
+    logged.mockRestore();
   });
 
   it('is thrown for an EventBridge request, so Lambda retries it and then dead-letters it', async () => {
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
     const event = busEvent('Allot Claim Requested', { namespace: 'default', name: 'x', spec: { poolRef } });
     await expect(broken()(event as never, fakeContext('allot-claim'))).rejects.toThrow(
       /Allot Claim Requested .* failed/,
     );
+    logged.mockRestore();
   });
 });
