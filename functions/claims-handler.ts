@@ -19,16 +19,11 @@ function isHttpEvent(event: unknown): event is APIGatewayProxyEventV2 {
   return isObject(event) && typeof event.rawPath === 'string' && isObject(event.requestContext);
 }
 
-/** What a request is about, for the log keys, read without trusting its shape. */
+/** What a direct or bus request is about, for the log keys (HTTP requests get theirs in http.ts). */
 function logKeysOf(event: unknown, requestId: string | undefined): Record<string, string> {
   const keys: Record<string, string> = {};
   if (requestId) keys.requestId = requestId;
-  if (isHttpEvent(event)) {
-    const match = /^\/v1\/namespaces\/([^/]+)\/claims(?:\/([^/]+))?/.exec(event.rawPath);
-    if (match?.[1]) keys.namespace = decodeURIComponent(match[1]);
-    if (match?.[2]) keys.claim = decodeURIComponent(match[2]);
-    return keys;
-  }
+  if (isHttpEvent(event)) return keys;
   try {
     const request = directRequestOf(event);
     keys.namespace = request.namespace;

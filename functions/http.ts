@@ -71,6 +71,21 @@ function clip(text: string): string {
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
+/** What a request is about, for its log lines: namespace, the object's name, the pool a claim names. */
+function logKeysOf(event: Event, request: OperationRequest, isClaim: boolean): Record<string, string> {
+  const keys: Record<string, string> = {};
+  const requestId = event.requestContext?.requestId;
+  if (requestId) keys.requestId = requestId;
+  const { namespace, name } = request.params;
+  if (namespace) keys.namespace = namespace;
+  const body = request.body as { metadata?: { name?: unknown }; spec?: { poolRef?: { name?: unknown } } };
+  const objectName = name ?? body?.metadata?.name;
+  if (typeof objectName === 'string') keys[isClaim ? 'claim' : 'name'] = objectName;
+  const pool = body?.spec?.poolRef?.name;
+  if (typeof pool === 'string') keys.pool = pool;
+  return keys;
+}
+
 function json(reply: Reply): APIGatewayProxyStructuredResultV2 {
   return {
     statusCode: reply.statusCode,
@@ -106,11 +121,12 @@ export function createHttpHandler(context?: Partial<ClaimContext> | (() => Claim
       throw new NotFoundError(`no route for ${clip(path)}`);
     }
     const request = { ...event.parsed!, params: match.params };
+    logger.appendKeys(logKeysOf(event, request, match.route.resource === 'claims'));
     return json(await operationFor(match.route.operation, match.route.resource)(request, contextOf()));
   };
 
   return middy<Event, APIGatewayProxyStructuredResultV2, Error, Context>(route)
-    .use(injectLambdaContext(logger))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
     .use({ before: bodySizeLimitBefore })
     .use({ before: jsonBodyBefore })
     .use({ onError: statusErrorsOnError });

@@ -1,11 +1,12 @@
 /**
- * The EMF metrics the functions write, read from stdout as CloudWatch would (metrics are switched on here,
- * as in Lambda; elsewhere outside Lambda they are off).
+ * What the functions write to stdout, read as CloudWatch would: EMF metrics (switched on here, as in
+ * Lambda; elsewhere outside Lambda they are off) and JSON logs (at INFO here, as in Lambda).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
 });
 
 import { client, indexPool, startTestAllot } from '../helpers/allot.ts';
@@ -13,6 +14,10 @@ import type { LocalAllot } from '../../lib/local/server.ts';
 import { MemoryEventSink } from '../../lib/local/events.ts';
 import { publishStreamEvents } from '../../functions/stream-events.ts';
 import { modifyRecord, removeRecord, streamEvent } from '../builders/stream.ts';
+import { httpEvent } from '../helpers/events.ts';
+import { createClaimsHandler } from '../../functions/claims-handler.ts';
+import { fakeContext } from '../../lib/local/server.ts';
+import { Table } from '../../lib/table.ts';
 
 interface EmfLine {
   _aws: {
@@ -26,28 +31,31 @@ interface EmfLine {
 }
 
 let lines: EmfLine[] = [];
+let logs: Record<string, unknown>[] = [];
 let allot: LocalAllot;
 
 beforeAll(async () => {
   allot = await startTestAllot({ stream: false });
   expect((await client(allot.url).post('indexpools', indexPool('asns', ['1..4']))).status).toBe(201);
-  const write = process.stdout.write.bind(process.stdout);
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: any, ...rest: any[]) => {
-    const text = String(chunk);
-    if (text.includes('"_aws"'))
-      lines.push(
-        ...text
-          .trim()
-          .split('\n')
-          .map((line) => JSON.parse(line)),
-      );
-    else return write(chunk, ...rest);
-    return true;
-  });
+  // Powertools writes INFO and EMF lines to stdout, WARN and ERROR to stderr: both are read.
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream);
+    vi.spyOn(stream, 'write').mockImplementation((chunk: any, ...rest: any[]) => {
+      const text = String(chunk);
+      if (!text.startsWith('{')) return write(chunk, ...rest);
+      for (const line of text.trim().split('\n')) {
+        const parsed = JSON.parse(line);
+        if (parsed._aws) lines.push(parsed);
+        else logs.push(parsed);
+      }
+      return true;
+    });
+  }
 });
 
 afterEach(() => {
   lines = [];
+  logs = [];
 });
 
 afterAll(async () => {
@@ -74,6 +82,59 @@ describe('the claim function', () => {
     expect(line!.ConditionalCheckFailures).toBe(0);
     expect(line!.ClaimLatency).toEqual(expect.any(Number));
     expect(line!.service).toBe('allot');
+  });
+});
+
+describe('the logs', () => {
+  it('carry the namespace, pool, claim and request id of a bus request', async () => {
+    await allot.invoke('claim', {
+      version: '0',
+      id: 'evt-42',
+      'detail-type': 'Allot Claim Requested',
+      source: 'team',
+      detail: { namespace: 'default', name: 'c2', spec: { poolRef: { kind: 'IndexPool', name: 'asns' } } },
+    });
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        message: 'request answered',
+        namespace: 'default',
+        pool: 'asns',
+        claim: 'c2',
+        requestId: 'evt-42',
+        value: '2',
+      }),
+    );
+  });
+
+  it("do not carry one request's keys into the next", async () => {
+    await allot.invoke('release', { operation: 'release', namespace: 'default', name: 'c2' });
+    const answered = logs.find((line) => line.message === 'request answered')!;
+    expect(answered).toMatchObject({ claim: 'c2' });
+    expect(answered.pool).toBeUndefined();
+  });
+});
+
+describe('the HTTP logs', () => {
+  it('carry the namespace, pool, claim and API Gateway request id of a failed claim', async () => {
+    const broken = createClaimsHandler({
+      operations: ['claim'],
+      context: { table: new Table({ tableName: 'no-such-table', client: allot.table.client }) },
+    });
+    const event = httpEvent('PUT', '/v1/namespaces/team-a/claims/c9', {
+      spec: { poolRef: { kind: 'IndexPool', name: 'asns' } },
+    });
+    event.requestContext.requestId = 'apigw-7';
+    const response = (await broken(event as never, fakeContext('allot-claim'))) as { statusCode: number };
+    expect(response.statusCode).toBe(500);
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'ERROR',
+        namespace: 'team-a',
+        claim: 'c9',
+        pool: 'asns',
+        requestId: 'apigw-7',
+      }),
+    );
   });
 });
 
