@@ -21,5 +21,9 @@ const service = new AllotService(stack, 'Allot');
 
 new CfnOutput(stack, 'ApiUrl', { value: service.url, description: 'Base URL of the HTTP API (SigV4)' });
 new CfnOutput(stack, 'TableName', { value: service.table.tableName, description: 'The DynamoDB table' });
+new CfnOutput(stack, 'EventBusName', {
+  value: service.eventBus.eventBusName,
+  description: 'Where Allot publishes its events and takes claim and release requests',
+});
 
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,4 +1,7 @@
-/** The claim function: the shared HTTP chain (the route table says which routes it serves when deployed). */
-import { createHttpHandler } from './http.ts';
+/**
+ * The claim function: claim create and replace over HTTP (the route table says which routes), and
+ * `claim` requests by direct invocation or from the event bus (`Allot Claim Requested`).
+ */
+import { createClaimsHandler } from './claims-handler.ts';
 
-export const handler = createHttpHandler();
+export const handler = createClaimsHandler({ operations: ['claim'], claimMetrics: true });

@@ -3,7 +3,6 @@
  * success reply; errors become the contract's Status body here and nowhere else.
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import {
@@ -18,10 +17,11 @@ import { operationFor, type OperationRequest, type Reply } from '../lib/operatio
 import { matchRoute, ROUTES } from '../lib/routes.ts';
 import type { ClaimContext } from '../lib/claims.ts';
 import { lazyContext } from './context.ts';
+import { logger } from './observability.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export const logger = new Logger({ serviceName: 'allot' });
+export { logger };
 
 type Event = APIGatewayProxyEventV2 & { parsed?: OperationRequest };
 
@@ -71,6 +71,21 @@ function clip(text: string): string {
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
+/** What a request is about, for its log lines: namespace, the object's name, the pool a claim names. */
+function logKeysOf(event: Event, request: OperationRequest, isClaim: boolean): Record<string, string> {
+  const keys: Record<string, string> = {};
+  const requestId = event.requestContext?.requestId;
+  if (requestId) keys.requestId = requestId;
+  const { namespace, name } = request.params;
+  if (namespace) keys.namespace = namespace;
+  const body = request.body as { metadata?: { name?: unknown }; spec?: { poolRef?: { name?: unknown } } };
+  const objectName = name ?? body?.metadata?.name;
+  if (typeof objectName === 'string') keys[isClaim ? 'claim' : 'name'] = objectName;
+  const pool = body?.spec?.poolRef?.name;
+  if (typeof pool === 'string') keys.pool = pool;
+  return keys;
+}
+
 function json(reply: Reply): APIGatewayProxyStructuredResultV2 {
   return {
     statusCode: reply.statusCode,
@@ -86,9 +101,12 @@ const statusErrorsOnError = (request: middy.Request<Event, APIGatewayProxyStruct
   request.response = json({ statusCode: error.code, body: error.toStatus() });
 };
 
-/** Builds the handler; tests and the local server pass their own table and clock. */
-export function createHttpHandler(context?: Partial<ClaimContext>) {
-  const contextOf = lazyContext(context);
+/**
+ * Builds the handler; tests and the local server pass their own table and clock, the claim and release
+ * functions the context they share with their direct invocations.
+ */
+export function createHttpHandler(context?: Partial<ClaimContext> | (() => ClaimContext)) {
+  const contextOf = typeof context === 'function' ? context : lazyContext(context);
 
   const route = async (event: Event): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
@@ -103,11 +121,12 @@ export function createHttpHandler(context?: Partial<ClaimContext>) {
       throw new NotFoundError(`no route for ${clip(path)}`);
     }
     const request = { ...event.parsed!, params: match.params };
+    logger.appendKeys(logKeysOf(event, request, match.route.resource === 'claims'));
     return json(await operationFor(match.route.operation, match.route.resource)(request, contextOf()));
   };
 
   return middy<Event, APIGatewayProxyStructuredResultV2, Error, Context>(route)
-    .use(injectLambdaContext(logger))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
     .use({ before: bodySizeLimitBefore })
     .use({ before: jsonBodyBefore })
     .use({ onError: statusErrorsOnError });

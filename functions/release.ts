@@ -1,4 +1,7 @@
-/** The release function: the shared HTTP chain (the route table says which routes it serves when deployed). */
-import { createHttpHandler } from './http.ts';
+/**
+ * The release function: claim delete over HTTP (the route table says which routes), and `release`
+ * requests by direct invocation or from the event bus (`Allot Release Requested`).
+ */
+import { createClaimsHandler } from './claims-handler.ts';
 
-export const handler = createHttpHandler();
+export const handler = createClaimsHandler({ operations: ['release'] });

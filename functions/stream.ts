@@ -14,6 +14,8 @@ import { lazyContext } from './context.ts';
 import { reconcileRecord, refreshPool, type ChangeRecord } from '../lib/reconcile.ts';
 import type { PoolId } from '../lib/table.ts';
 import type { SlotChange } from '../lib/tally.ts';
+import type { EventSink } from '../lib/events.ts';
+import { lazySink, publishStreamEvents } from './stream-events.ts';
 
 const logger = new Logger({ serviceName: 'allot' });
 
@@ -31,9 +33,10 @@ function changeOf(record: DynamoDBRecord): ChangeRecord {
 
 const poolKey = (pool: PoolId) => `${pool.namespace}\u0000${pool.kind}\u0000${pool.name}`;
 
-/** Builds the handler; tests and the local stream emulation pass their own table. */
-export function createStreamHandler(context?: Partial<ClaimContext>) {
+/** Builds the handler; tests and the local stream emulation pass their own table and event sink. */
+export function createStreamHandler(context?: Partial<ClaimContext>, options: { events?: EventSink } = {}) {
   const contextOf = lazyContext(context);
+  const sinkOf = lazySink(options.events);
 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
     const touched = new Map<
@@ -64,6 +67,8 @@ export function createStreamHandler(context?: Partial<ClaimContext>) {
         for (const sequence of records) failures.add(sequence);
       }
     }
+    // Events come from the records alone (lib/events.ts): published for the whole batch, failed or not.
+    await publishStreamEvents(event, sinkOf());
     return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }

@@ -1,13 +1,17 @@
 /**
  * The deployed service: one DynamoDB table, four Lambda functions (three behind an HTTP API, one on the
- * table's stream) and the stream's dead-letter queue. The only module that imports `aws-cdk-lib`; it reads
- * the routes and the stream filter from the same plain-data modules the local server uses, so the two
- * cannot drift.
+ * table's stream), the stream's dead-letter queue, an EventBridge bus (events out, requests in), and the
+ * alarms and dashboard that watch them. The only module that imports `aws-cdk-lib`; it reads the routes
+ * and the stream filter from the same plain-data modules the local server uses, so the two cannot drift.
  */
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -16,8 +20,11 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, type DynamoEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { CLAIM_REQUESTED, EVENT_SOURCE, RELEASE_REQUESTED } from './events.ts';
 import { API_FUNCTIONS, ROUTES, type ApiFunctionName } from './routes.ts';
 import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
 
@@ -55,7 +62,39 @@ export interface AllotServiceProps {
    * @default logs.RetentionDays.ONE_MONTH
    */
   readonly logRetention?: logs.RetentionDays;
+
+  /**
+   * Who may call the HTTP API. Every route, `$default` included, uses it.
+   *
+   * @default IAM authorization (SigV4): `new HttpIamAuthorizer()`
+   */
+  readonly apiAuthorizer?: apigw.IHttpRouteAuthorizer;
+
+  /**
+   * The bus the stream function publishes domain events to (docs/events.md) and whose `Allot Claim
+   * Requested` / `Allot Release Requested` events reach the claim and release functions.
+   *
+   * @default a new bus, owned by this construct
+   */
+  readonly eventBus?: events.IEventBus;
+
+  /**
+   * Where the alarms send ALARM and OK notifications.
+   *
+   * @default none: the alarms are in the console and on the dashboard only
+   */
+  readonly alarmTopic?: sns.ITopic;
+
+  /**
+   * The pool utilisation, in percent, above which the pool-utilisation alarm fires.
+   *
+   * @default 90
+   */
+  readonly poolUtilisationThreshold?: number;
 }
+
+/** CloudWatch namespace of the functions' EMF metrics (functions/observability.ts). */
+export const METRICS_NAMESPACE = 'Allot';
 
 const ITEM_ACTIONS = [
   'dynamodb:GetItem',
@@ -98,7 +137,7 @@ const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> =
     description: 'Allot table stream: reclaim, pool status, waiting claims',
     timeout: Duration.seconds(60),
     tableActions: ITEM_ACTIONS,
-    queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX],
+    queriedIndexes: [WAITING_INDEX],
   },
 };
 
@@ -169,6 +208,17 @@ export class AllotService extends Construct {
   public readonly streamFunction: NodejsFunction;
   /** Where the stream's event source mapping reports batches it gave up on. */
   public readonly deadLetterQueue: sqs.Queue;
+  /** The bus events go out on and requests come in from. */
+  public readonly eventBus: events.IEventBus;
+  /** `Allot Claim Requested` → the claim function. */
+  public readonly claimRequestRule: events.Rule;
+  /** `Allot Release Requested` → the release function. */
+  public readonly releaseRequestRule: events.Rule;
+  /** Where EventBridge puts requests it could not deliver to a function. */
+  public readonly requestDeadLetterQueue: sqs.Queue;
+  /** Every alarm (dead-letter queues, iterator age, function errors and throttles, pool utilisation). */
+  public readonly alarms: readonly cloudwatch.Alarm[];
+  public readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: AllotServiceProps = {}) {
     super(scope, id);
@@ -226,7 +276,7 @@ export class AllotService extends Construct {
       apiName: `${Stack.of(this).stackName}-${id}`,
       description: 'Allot allocation service (api.md)',
       // Every route, `$default` included, needs SigV4: an unsigned request never reaches a function.
-      defaultAuthorizer: new HttpIamAuthorizer(),
+      defaultAuthorizer: props.apiAuthorizer ?? new HttpIamAuthorizer(),
       // Unknown paths and methods reach our router, which answers the contract's 404/405 `Status` bodies.
       // Its own integration object with the permission scoped to the route: the API-wide permission above
       // allows `<api>/*/*/*`, which `$default` invocations (`<api>/<stage>/$default`) do not match.
@@ -270,7 +320,181 @@ export class AllotService extends Construct {
     });
     this.url = this.stage.url;
 
+    this.eventBus = props.eventBus ?? new events.EventBus(this, 'EventBus', { description: 'Allot events' });
+    this.streamFunction.addEnvironment('EVENT_BUS_NAME', this.eventBus.eventBusName);
+    // PutEvents on this bus only (the grant names the bus ARN).
+    this.eventBus.grantPutEventsTo(this.streamFunction);
+    this.requestDeadLetterQueue = new sqs.Queue(this, 'RequestDeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    this.claimRequestRule = this.requestRule('ClaimRequestRule', CLAIM_REQUESTED, functions.claim);
+    this.releaseRequestRule = this.requestRule('ReleaseRequestRule', RELEASE_REQUESTED, functions.release);
+    // EventBridge invokes asynchronously: a request the function fails on (a 5xx, thrown for bus events
+    // only) is retried by Lambda, then lands in the same queue as those EventBridge could not deliver.
+    for (const fn of [functions.claim, functions.release]) {
+      fn.configureAsyncInvoke({
+        onFailure: new SqsDestination(this.requestDeadLetterQueue),
+        retryAttempts: 2,
+        maxEventAge: Duration.hours(2),
+      });
+    }
+
+    this.alarms = this.createAlarms(props);
+    this.dashboard = this.createDashboard(props.poolUtilisationThreshold ?? 90);
+
     this.acknowledgeNagFindings();
+  }
+
+  /** Routes one request detail type to a function; deliveries that still fail go to a queue. */
+  private requestRule(id: string, detailType: string, target: NodejsFunction): events.Rule {
+    return new events.Rule(this, id, {
+      eventBus: this.eventBus,
+      description: `Allot: ${detailType} events to the ${target.node.id} function`,
+      // Any source but Allot's own: its events have other detail types anyway, this keeps it explicit.
+      eventPattern: { detailType: [detailType], source: [{ 'anything-but': EVENT_SOURCE }] as never },
+      targets: [
+        new targets.LambdaFunction(target, {
+          deadLetterQueue: this.requestDeadLetterQueue,
+          retryAttempts: 4,
+          maxEventAge: Duration.hours(2),
+        }),
+      ],
+    });
+  }
+
+  /** The largest utilisation any pool reported (Metrics Insights over every pool's dimension set). */
+  public metricMaxPoolUtilisation(period = Duration.minutes(5)): cloudwatch.IMetric {
+    return new cloudwatch.MathExpression({
+      expression: `SELECT MAX(PoolUtilisation) FROM SCHEMA("${METRICS_NAMESPACE}", Namespace, Pool, PoolKind, service)`,
+      usingMetrics: {},
+      label: 'Max pool utilisation (%)',
+      period,
+    });
+  }
+
+  /** One of the functions' EMF metrics (functions/observability.ts). */
+  public metric(name: string, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: name,
+      dimensionsMap: { service: 'allot' },
+      ...props,
+    });
+  }
+
+  private createAlarms(props: AllotServiceProps): cloudwatch.Alarm[] {
+    const alarms: cloudwatch.Alarm[] = [];
+    const add = (
+      id: string,
+      description: string,
+      metric: cloudwatch.IMetric,
+      threshold: number,
+      extra = {},
+    ) => {
+      const alarm = new cloudwatch.Alarm(this, id, {
+        alarmDescription: `Allot: ${description}`,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        ...extra,
+      });
+      if (props.alarmTopic) {
+        alarm.addAlarmAction(new SnsAction(props.alarmTopic));
+        alarm.addOkAction(new SnsAction(props.alarmTopic));
+      }
+      alarms.push(alarm);
+    };
+    const oneMinute = { period: Duration.minutes(1) };
+    add(
+      'StreamFailuresAlarm',
+      'stream records gave up on and sent to the dead-letter queue',
+      this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ ...oneMinute, statistic: 'Maximum' }),
+      0,
+    );
+    add(
+      'RequestFailuresAlarm',
+      'EventBridge requests that could not be delivered, in their dead-letter queue',
+      this.requestDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        ...oneMinute,
+        statistic: 'Maximum',
+      }),
+      0,
+    );
+    add(
+      'StreamIteratorAgeAlarm',
+      'the stream function is more than a minute behind the table',
+      this.streamFunction.metric('IteratorAge', { ...oneMinute, statistic: 'Maximum' }),
+      60_000,
+    );
+    for (const name of FUNCTION_NAMES) {
+      const fn = this.functions[name];
+      add(`${capitalize(name)}ErrorsAlarm`, `the ${name} function failed`, fn.metricErrors(oneMinute), 0);
+      add(
+        `${capitalize(name)}ThrottlesAlarm`,
+        `the ${name} function was throttled`,
+        fn.metricThrottles(oneMinute),
+        0,
+      );
+    }
+    add(
+      'PoolUtilisationAlarm',
+      `a pool is above ${props.poolUtilisationThreshold ?? 90}% utilisation`,
+      this.metricMaxPoolUtilisation(),
+      props.poolUtilisationThreshold ?? 90,
+      // Utilisation is reported when it changes: no report means no change, so the state stands.
+      { treatMissingData: cloudwatch.TreatMissingData.IGNORE },
+    );
+    return alarms;
+  }
+
+  private createDashboard(poolUtilisationThreshold: number): cloudwatch.Dashboard {
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(3),
+    });
+    const sum = { statistic: 'Sum', period: Duration.minutes(1) };
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Claims',
+        left: [this.metric('ClaimsAllocated', sum), this.metric('ClaimsPending', sum)],
+        right: [this.metric('ConditionalCheckFailures', sum)],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Claim latency (ms)',
+        left: [
+          this.metric('ClaimLatency', { statistic: 'p50' }),
+          this.metric('ClaimLatency', { statistic: 'p99' }),
+        ],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Pool utilisation (%)',
+        left: [this.metricMaxPoolUtilisation()],
+        leftAnnotations: [{ value: poolUtilisationThreshold, label: 'alarm' }],
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Stream',
+        left: [this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' })],
+        right: [
+          this.metric('ReclaimRecordAge', { statistic: 'Maximum' }),
+          this.metric('EventsPublished', sum),
+        ],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Function errors and throttles',
+        left: FUNCTION_NAMES.map((name) => this.functions[name].metricErrors({ label: `${name} errors` })),
+        right: FUNCTION_NAMES.map((name) =>
+          this.functions[name].metricThrottles({ label: `${name} throttles` }),
+        ),
+      }),
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms] }),
+    );
+    return dashboard;
   }
 
   private createFunction(
@@ -359,6 +583,12 @@ export class AllotService extends Construct {
       reason:
         'This queue is itself the dead-letter destination of the stream event source mapping; a queue ' +
         'behind it would only move the same failure records again.',
+    });
+    Validations.of(this.requestDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the dead-letter destination of the EventBridge request rules; a queue ' +
+        'behind it would only move the same undelivered requests again.',
     });
   }
 }

@@ -5,7 +5,9 @@
  *
  * - pools and allocation objects: every insert and change (counts, hints, binding, waiting claims);
  * - pools, allocation objects and claims: every removal (reclaim policy, counts, cascade);
- * - claims that still need a value (a handler died while allocating, or the claim waits).
+ * - claims that still need a value (a handler died while allocating, or the claim waits);
+ * - claims that just got a value (for the `Claim Allocated` event, lib/events.ts): the old image is
+ *   matched too, so a later change to an allocated claim (labels) does not wake the function.
  */
 export type FilterPattern = Record<string, unknown>;
 
@@ -13,6 +15,12 @@ export const STREAM_FILTER_PATTERNS: readonly FilterPattern[] = [
   { dynamodb: { NewImage: { t: { S: ['pool', 'alloc'] } } } },
   { eventName: ['REMOVE'], dynamodb: { OldImage: { t: { S: ['pool', 'alloc', 'claim'] } } } },
   { dynamodb: { NewImage: { t: { S: ['claim'] }, phase: { S: ['Allocating', 'Waiting'] } } } },
+  {
+    dynamodb: {
+      NewImage: { t: { S: ['claim'] }, phase: { S: ['Allocated'] } },
+      OldImage: { phase: { S: ['Allocating', 'Waiting'] } },
+    },
+  },
 ];
 
 /**

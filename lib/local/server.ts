@@ -5,9 +5,13 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
+import { createClaimsHandler } from '../../functions/claims-handler.ts';
+import type { EventSink } from '../events.ts';
+import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../table.ts';
 import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
 import { LocalStream } from './stream.ts';
@@ -22,11 +26,21 @@ export interface LocalAllotOptions {
   stream?: boolean;
 }
 
+/** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
+export type InvocableFunction = 'claim' | 'release';
+
 export interface LocalAllot {
   url: string;
   table: Table;
   store: LocalStore;
   stream?: LocalStream;
+  /**
+   * Where the stream function's events go: `<dataDir>/events.jsonl`, or memory (`events.events`) for
+   * `:memory:`.
+   */
+  events: EventSink;
+  /** Invokes the claim or release function with a payload or an EventBridge event, as Lambda would. */
+  invoke(functionName: InvocableFunction, event: unknown): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -103,9 +117,13 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
   const tableName = options.tableName ?? 'allot';
   await ensureTable(client, tableName);
   const table = new Table({ tableName, client });
+  const events =
+    options.dataDir === ':memory:'
+      ? new MemoryEventSink()
+      : new FileEventSink(join(options.dataDir, 'events.jsonl'));
   let stream: LocalStream | undefined;
   if (options.stream !== false) {
-    const streamHandler = createStreamHandler({ table });
+    const streamHandler = createStreamHandler({ table }, { events });
     const localStream = new LocalStream({
       handler: (event) => streamHandler(event, fakeContext('allot-stream')),
       onFailure: (record, error) =>
@@ -117,6 +135,10 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     stream = localStream;
   }
   const httpHandler = createHttpHandler({ table });
+  const invocable = {
+    claim: createClaimsHandler({ operations: ['claim'], claimMetrics: true, context: { table } }),
+    release: createClaimsHandler({ operations: ['release'], context: { table } }),
+  };
   const server: Server = createServer((request, response) => {
     void (async () => {
       let result: APIGatewayProxyStructuredResultV2;
@@ -153,6 +175,9 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     table,
     store,
     stream,
+    events,
+    invoke: (functionName, event) =>
+      invocable[functionName](event as never, fakeContext(`allot-${functionName}`)),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -366,7 +366,6 @@ describe('permissions', () => {
       'stream',
       {
         table: sorted(ITEM_ACTIONS),
-        'index/allocations': ['dynamodb:Query'],
         'index/waiting': ['dynamodb:Query'],
         stream: streamRead,
       },
