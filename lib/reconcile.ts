@@ -103,6 +103,10 @@ function claimKey(namespace: string, name: string): ItemKey {
 
 /** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */
 async function claimRemoved(ctx: ClaimContext, claim: ClaimRecord): Promise<void> {
+  // Offers name the claim's name, not its uid: they go back to the name (a stub, or a claim recreated
+  // meanwhile, which the change wakes), or a recreated claim would never see them.
+  const key = claimKey(claim.metadata.namespace, claim.metadata.name);
+  for (const offer of Object.values(claim.offers ?? {})) await ctx.table.offerToClaim(key, offer);
   if (!claim.bound) return; // it held nothing; an allocation put still in flight is caught on its insert
   const allocation = await ctx.table.get<AllocationRecord>(claim.bound);
   if (allocation?.t !== 'alloc' || allocation.spec.claimRef?.uid !== claim.metadata.uid) return;

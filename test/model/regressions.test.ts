@@ -1,0 +1,52 @@
+/**
+ * Defects the model test found, each replayed as a fixed sequence so it stays found (issue 5: every
+ * defect the tests uncover is fixed, with the test that fails without the fix).
+ */
+import '../helpers/quiet.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import { drainedViolations } from './invariants.ts';
+import { World } from './world.ts';
+
+const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
+let store: LocalStore;
+
+beforeAll(async () => {
+  store = await startLocalStore({ dataDir: ':memory:' });
+});
+afterAll(() => store.close());
+
+describe('regressions found by the model', () => {
+  it('binds a recreated claim to an object that was offered to the claim it replaced', async () => {
+    const world = await World.create(store, 11, 1);
+    const api = world.instances[0]!;
+    try {
+      const waiting = await api.call('POST', 'claims', {
+        metadata: { name: 'c5' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'elsewhere' } },
+      });
+      expect(waiting.body.status.conditions[0].reason).toBe('PoolNotFound');
+      // Offered to the name c5 while that claim (waiting for another pool) exists: the offer lands on it.
+      const offered = await api.call('PUT', 'indices/p2-0', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p2' }, index: 0, claimRef: { name: 'c5' } },
+      });
+      expect(offered.status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      expect((await api.call('DELETE', 'claims/c5')).status).toBe(200);
+      await api.call('PUT', 'indexpools/p2', { spec: { ranges: ['0..0'], reclaimPolicy: 'Retain' } });
+      const recreated = await api.call('POST', 'claims', {
+        metadata: { name: 'c5' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p2' } },
+      });
+      expect(recreated.status).toBe(201);
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/c5');
+      expect(claim.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p2-0' } });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
+});
