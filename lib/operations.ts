@@ -121,6 +121,15 @@ function newMetadata(
   };
 }
 
+/**
+ * Whether the item under `key` is the one this request wrote (its uid): the SDK retries a conditional put
+ * whose answer was lost (a timeout after the store applied it), and the retry fails on that very item.
+ */
+async function ownWriteLanded(ctx: ClaimContext, key: ItemKey, uid: string): Promise<boolean> {
+  const current = await ctx.table.get<{ metadata?: { uid?: string } }>(key);
+  return current?.metadata?.uid === uid;
+}
+
 function notFound(resource: Resource, name: string): NotFoundError {
   const kind = kindOfResource(resource);
   return new NotFoundError(`${kind} "${name}" not found`).about(kind, name);
@@ -193,16 +202,17 @@ async function createPool(info: PoolKindInfo, request: OperationRequest, ctx: Cl
     spec: checked.spec,
     rv: 1,
   };
+  const key = objectKey(namespace, info.resource, record.metadata.name);
   try {
-    await ctx.table.createObject(objectKey(namespace, info.resource, record.metadata.name), record);
+    await ctx.table.createObject(key, record);
   } catch (error) {
-    if (error instanceof ConditionFailedError) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+    if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
       throw new AlreadyExistsError(`${info.kind} "${record.metadata.name}" already exists`).about(
         info.kind,
         record.metadata.name,
       );
     }
-    throw error;
   }
   return { statusCode: 201, body: poolObject(record) };
 }
@@ -433,8 +443,10 @@ async function createClaim(request: OperationRequest, ctx: ClaimContext, name?: 
     stub = await ctx.table.createObject(key, record);
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
-    if (name !== undefined) return replaceClaim(request, ctx);
-    throw new AlreadyExistsError(`Claim "${claimName}" already exists`).about('Claim', claimName);
+    if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
+      if (name !== undefined) return replaceClaim(request, ctx);
+      throw new AlreadyExistsError(`Claim "${claimName}" already exists`).about('Claim', claimName);
+    }
   }
   if (!refValid) return { statusCode: 201, body: claimObject(record) };
   const offers = stub?.t === 'stub' ? Object.values(stub.offers ?? {}) : [];
@@ -712,8 +724,10 @@ async function createAllocation(
       allocationName,
     );
   }
-  if (!(await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource))) {
-    const holder = await ctx.table.get<AllocationRecord>(key);
+  const placed = await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
+  const holder = placed ? undefined : await ctx.table.get<AllocationRecord>(key);
+  // A retried put whose first attempt landed (its answer lost) finds this very object: it is created.
+  if (!placed && holder?.metadata.uid !== record.metadata.uid) {
     if (holder?.metadata.name === allocationName) {
       if (name !== undefined) return replaceAllocation(info, request, ctx);
       throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(

@@ -84,6 +84,8 @@ export class Faults {
   record = false;
   /** Runs before each call goes out (a test's way to make something happen at an exact point). */
   beforeCall?: (operation: string, input: Record<string, unknown>) => Promise<void> | void;
+  /** Picks a fault for one attempt before chance does (a test's way to inject one exact fault). */
+  plan?: (operation: string, input: Record<string, unknown>) => Exclude<FaultKind, 'died'> | undefined;
   private callsBeforeDeath?: number;
   private dead = false;
 
@@ -126,10 +128,12 @@ export class Faults {
     const injectFaults =
       (next: (args: any) => Promise<any>, context: { commandName?: string }) => async (args: any) => {
         const operation = String(context.commandName ?? '').replace(/Command$/, '');
-        if (this.rate > 0 && this.random() < this.rate) {
+        const planned = this.plan?.(operation, args.input);
+        if (planned || (this.rate > 0 && this.random() < this.rate)) {
           const roll = this.random();
           const kind =
-            roll < 0.3 ? 'throttle' : roll < 0.5 || !WRITES.has(operation) ? 'timeout' : 'lostAnswer';
+            planned ??
+            (roll < 0.3 ? 'throttle' : roll < 0.5 || !WRITES.has(operation) ? 'timeout' : 'lostAnswer');
           if (kind !== 'lostAnswer') {
             this.injected[kind]++;
             throw retryableError(kind, this.random);
