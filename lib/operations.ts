@@ -121,13 +121,29 @@ function newMetadata(
   };
 }
 
+/** The uid of the object stored under `key`, if any (a consistent read). */
+async function storedUid(ctx: ClaimContext, key: ItemKey): Promise<string | undefined> {
+  return (await ctx.table.get<{ metadata?: { uid?: string } }>(key))?.metadata?.uid;
+}
+
 /**
  * Whether the item under `key` is the one this request wrote (its uid): the SDK retries a conditional put
  * whose answer was lost (a timeout after the store applied it), and the retry fails on that very item.
  */
 async function ownWriteLanded(ctx: ClaimContext, key: ItemKey, uid: string): Promise<boolean> {
-  const current = await ctx.table.get<{ metadata?: { uid?: string } }>(key);
-  return current?.metadata?.uid === uid;
+  return (await storedUid(ctx, key)) === uid;
+}
+
+/**
+ * After a conditional delete failed: when the object read before is gone, it was deleted (maybe by this
+ * request's own first attempt, whose answer was lost and retried), and what was read is its last state.
+ */
+async function goneSinceRead<T extends { metadata: { uid: string } }>(
+  ctx: ClaimContext,
+  key: ItemKey,
+  read: T,
+): Promise<T | undefined> {
+  return (await storedUid(ctx, key)) === read.metadata.uid ? undefined : read;
 }
 
 function notFound(resource: Resource, name: string): NotFoundError {
@@ -299,7 +315,9 @@ async function deletePool(info: PoolKindInfo, request: OperationRequest, ctx: Cl
       await deleteCustomName(ctx, allocation, info.allocationResource);
     }
   }
-  const deleted = await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid });
+  const deleted =
+    (await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, pool));
   if (!deleted) throw notFound(info.resource, name);
   return { statusCode: 200, body: poolObject(deleted) };
 }
@@ -556,7 +574,9 @@ async function deleteClaim(request: OperationRequest, ctx: ClaimContext): Promis
   const current = await ctx.table.get<ClaimRecord>(key);
   if (current?.t !== 'claim') throw notFound('claims', name);
   // The reclaim policy is applied by the stream function from this delete's REMOVE record.
-  const deleted = await ctx.table.deleteItem<ClaimRecord>(key, { uid: current.metadata.uid });
+  const deleted =
+    (await ctx.table.deleteItem<ClaimRecord>(key, { uid: current.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, current));
   if (!deleted) throw notFound('claims', name);
   return { statusCode: 200, body: claimObject(deleted) };
 }
@@ -831,10 +851,10 @@ async function deleteAllocation(
   const name = pathName(request, info.allocationResource);
   const allocation = await findAllocation(ctx, info, namespace, name);
   if (!allocation) throw notFound(info.allocationResource, name);
-  const deleted = await ctx.table.deleteItem<AllocationRecord>(
-    { pk: allocation.pk, sk: allocation.sk },
-    { uid: allocation.metadata.uid },
-  );
+  const key = { pk: allocation.pk, sk: allocation.sk };
+  const deleted =
+    (await ctx.table.deleteItem<AllocationRecord>(key, { uid: allocation.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, allocation));
   if (!deleted) throw notFound(info.allocationResource, name);
   await deleteCustomName(ctx, deleted, info.allocationResource);
   const pool = await poolOf(ctx, namespace, info, deleted.spec.poolRef.name);

@@ -37,17 +37,19 @@ async function call(method: string, path: string, body?: unknown) {
   return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };
 }
 
-/** Loses the answer of the next put whose item has this type (`pool`, `claim`, `alloc`), once. */
-function loseNextPutOf(type: string) {
+/** Loses the answer of the next `operation` whose input mentions `text`, once. */
+function loseNext(operation: string, text: string) {
   let armed = true;
-  faults.plan = (operation, input) => {
-    if (!armed || operation !== 'PutItem' || !JSON.stringify(input).includes(`"t":{"S":"${type}"}`))
-      return undefined;
+  faults.plan = (attempted, input) => {
+    if (!armed || attempted !== operation || !JSON.stringify(input).includes(text)) return undefined;
     armed = false;
     return 'lostAnswer';
   };
-  return () => expect(armed, `no put of a ${type} was made`).toBe(false);
+  return () => expect(armed, `no ${operation} of ${text} was made`).toBe(false);
 }
+
+/** Loses the answer of the next put whose item has this type (`pool`, `claim`, `alloc`), once. */
+const loseNextPutOf = (type: string) => loseNext('PutItem', `"t":{"S":"${type}"}`);
 
 describe('a create whose answer is lost and retried', () => {
   it('still answers 201 for a pool', async () => {
@@ -93,5 +95,31 @@ describe('a create whose answer is lost and retried', () => {
       spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
     });
     expect(answer.status).toBe(409);
+  });
+
+  it('still answers 200 for a claim deleted by the first attempt of its delete', async () => {
+    const lost = loseNext('DeleteItem', '"S":"d"');
+    const answer = await call('DELETE', 'claims/d');
+    lost();
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.status.value).toBe('2');
+    expect((await call('GET', 'claims/d')).status).toBe(404);
+  });
+
+  it('still answers 200 for an allocation object and a pool deleted by a first attempt', async () => {
+    const lostAllocation = loseNext('DeleteItem', '"S":"A#lost#IndexPool#p#0"');
+    const allocation = await call('DELETE', 'indices/p-7');
+    lostAllocation();
+    expect(allocation.status, JSON.stringify(allocation.body)).toBe(200);
+    await call('POST', 'indexpools', { metadata: { name: 'empty' }, spec: { ranges: ['1..2'] } });
+    const lostPool = loseNext('DeleteItem', '"S":"empty"');
+    const pool = await call('DELETE', 'indexpools/empty');
+    lostPool();
+    expect(pool.status, JSON.stringify(pool.body)).toBe(200);
+  });
+
+  it('still answers 404 for what is not there', async () => {
+    expect((await call('DELETE', 'claims/d')).status).toBe(404);
+    expect((await call('DELETE', 'indexpools/empty')).status).toBe(404);
   });
 });
