@@ -49,4 +49,30 @@ describe('regressions found by the model', () => {
       world.close();
     }
   });
+
+  it('binds a claim that waits for its pool to an object offered before the claim existed', async () => {
+    const world = await World.create(store, 12, 1);
+    const api = world.instances[0]!;
+    try {
+      const offered = await api.call('PUT', 'indices/p1-0', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' }, index: 0, claimRef: { name: 'c5' } },
+      });
+      expect(offered.status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      const waiting = await api.call('POST', 'claims', {
+        metadata: { name: 'c5' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' }, within: '0..0' },
+      });
+      expect(waiting.body.status.conditions[0].reason).toBe('PoolNotFound');
+      await api.call('PUT', 'indexpools/p1', { spec: { ranges: ['0..0'] } });
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/c5');
+      expect(claim.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p1-0' } });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
 });
