@@ -122,4 +122,24 @@ describe('a create whose answer is lost and retried', () => {
     expect((await call('DELETE', 'claims/d')).status).toBe(404);
     expect((await call('DELETE', 'indexpools/empty')).status).toBe(404);
   });
+
+  it('binds an offered object whose binding write landed but whose answer was lost', async () => {
+    await call('POST', 'indexpools', { metadata: { name: 'q' }, spec: { ranges: ['1..10'] } });
+    const offered = await call('POST', 'indices', {
+      metadata: { name: 'q-9', annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' } },
+      spec: { poolRef: { kind: 'IndexPool', name: 'q' }, index: 9, claimRef: { name: 'e' } },
+    });
+    expect(offered.status).toBe(201);
+    const lost = loseNext('UpdateItem', '"S":"A#lost#IndexPool#q#0"');
+    const answer = await call('POST', 'claims', {
+      metadata: { name: 'e' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'q' } },
+    });
+    lost();
+    expect(answer.body.status).toMatchObject({ value: '9', allocationRef: { name: 'q-9' } });
+    const bound = (await call('GET', 'indices?pool=q')).body.items.filter(
+      (item: any) => item.spec.claimRef?.uid === answer.body.metadata.uid,
+    );
+    expect(bound.map((item: any) => item.metadata.name)).toEqual(['q-9']);
+  });
 });
