@@ -470,9 +470,6 @@ async function createClaim(request: OperationRequest, ctx: ClaimContext, name?: 
   const offers = stub?.t === 'stub' ? Object.values(stub.offers ?? {}) : [];
   const { outcome } = await decide(ctx, record, pool, offers);
   const settled = await settle(ctx, key, record, outcome);
-  // The stub's offers went with it: a claim that cannot take one yet (its pool is missing, say) keeps
-  // them, so the stream binds one once it can.
-  if (settled?.phase === 'Waiting') for (const offer of offers) await ctx.table.offerToClaim(key, offer);
   return { statusCode: 201, body: claimObject(settled ?? record) };
 }
 

@@ -63,7 +63,10 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
   switch (image?.t) {
     case 'claim':
       if (record.eventName === 'REMOVE') await claimRemoved(ctx, record.oldImage as unknown as ClaimRecord);
-      else await reconcileClaim(ctx, record.keys);
+      else {
+        await keepStubOffers(ctx, record);
+        await reconcileClaim(ctx, record.keys);
+      }
       return [];
     case 'alloc':
       return allocationChanged(ctx, record);
@@ -72,6 +75,16 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
     default:
       return [];
   }
+}
+
+/**
+ * A claim written over its name's stub: the stub's offers go onto the claim, so they outlive the handler
+ * that read them (it may die, or lose the answer of its write) and serve the claim while it waits.
+ */
+async function keepStubOffers(ctx: ClaimContext, record: ChangeRecord): Promise<void> {
+  const before = record.oldImage as { t?: string; offers?: Record<string, ItemKey> } | undefined;
+  if (before?.t !== 'stub') return;
+  for (const offer of Object.values(before.offers ?? {})) await ctx.table.offerToClaim(record.keys, offer);
 }
 
 function poolChanged(record: ChangeRecord): Touched[] {

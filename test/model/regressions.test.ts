@@ -3,10 +3,10 @@
  * defect the tests uncover is fixed, with the test that fails without the fix).
  */
 import '../helpers/quiet.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
 import { drainedViolations } from './invariants.ts';
-import { World } from './world.ts';
+import { Clock, World } from './world.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 let store: LocalStore;
@@ -72,6 +72,39 @@ describe('regressions found by the model', () => {
       expect(claim.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p1-0' } });
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {
+      world.close();
+    }
+  });
+
+  it('binds an object offered to a claim whose handler died right after writing the claim', async () => {
+    const world = await World.create(store, 14, 1);
+    const api = world.instances[0]!;
+    const clock = new Clock();
+    vi.spyOn(Date, 'now').mockImplementation(clock.now);
+    try {
+      await api.call('PUT', 'indexpools/p', { spec: { ranges: ['0..1'] } });
+      const offered = await api.call('PUT', 'indices/p-1', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 1, claimRef: { name: 'dies' } },
+      });
+      expect(offered.status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      // The claim handler reads the pool, writes the claim over the stub (taking its offers), and dies.
+      api.faults.dieBeforeCall(3);
+      const died = await api.call('POST', 'claims', {
+        metadata: { name: 'dies' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+      });
+      expect(died.status).toBe(500);
+      expect(api.faults.revive()).toBe(true);
+      clock.passHandlerDeadline();
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/dies');
+      expect(claim.body.status).toMatchObject({ value: '1', allocationRef: { name: 'p-1' } });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
       world.close();
     }
   });
