@@ -6,7 +6,7 @@ import type { AllotFunctionName, AllotService } from '../../lib/construct.ts';
 
 /**
  * A function's DynamoDB permissions as `{ resource: actions }`, the resource named `table`,
- * `index/<name>` or `stream`, read from every Allow statement of every policy attached to its role.
+ * `index/<name>` or `stream`, read from every statement of every policy attached to its role.
  */
 export function dynamoPermissions(
   template: Template,
@@ -35,9 +35,11 @@ export function dynamoPermissions(
     for (const statement of policy.Properties.PolicyDocument.Statement) {
       const actions = [statement.Action].flat() as string[];
       const dynamo = actions.filter((action) => action.startsWith('dynamodb:'));
-      if (dynamo.length === 0 || statement.Effect !== 'Allow') continue;
+      if (dynamo.length === 0) continue;
+      // Anything but Allow is listed apart (`Deny:table`), so a comparison with what is used fails.
+      const effect = statement.Effect === 'Allow' ? '' : `${statement.Effect}:`;
       for (const resource of [statement.Resource].flat()) {
-        (permissions[resourceName(resource)] ??= []).push(...dynamo);
+        (permissions[effect + resourceName(resource)] ??= []).push(...dynamo);
       }
     }
   }
