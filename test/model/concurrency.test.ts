@@ -292,7 +292,7 @@ function stepArb(faulty: boolean) {
 const FAULT_RATE = 0.08;
 let store: LocalStore;
 const clock = new Clock();
-const totals = {
+const newTotals = () => ({
   runs: 0,
   operations: 0,
   violations: 0,
@@ -302,8 +302,8 @@ const totals = {
   died: 0,
   streamDuplicates: 0,
   streamReplays: 0,
-};
-
+});
+const totals = { clean: newTotals(), faulty: newTotals() };
 beforeAll(async () => {
   store = await startLocalStore({ dataDir: ':memory:' });
   vi.spyOn(Date, 'now').mockImplementation(clock.now);
@@ -311,7 +311,8 @@ beforeAll(async () => {
 afterAll(async () => {
   vi.restoreAllMocks();
   await store.close();
-  recordFigure('model', totals);
+  recordFigure('model without faults', totals.clean);
+  recordFigure('model with faults', totals.faulty);
 });
 
 async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) {
@@ -328,13 +329,14 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           await fc.asyncModelRun(() => ({ model, real: run }), commands);
           await drain(run, model);
         } finally {
-          totals.runs++;
-          totals.operations += run.operations;
+          const sum = faulty ? totals.faulty : totals.clean;
+          sum.runs++;
+          sum.operations += run.operations;
           for (const [kind, count] of Object.entries(world.faultsInjected()))
-            totals[kind as keyof typeof totals] += count;
-          totals.streamDuplicates += world.queue.duplicates;
-          totals.streamReplays += world.queue.replays;
-          totals.violations += run.violations.length;
+            sum[kind as keyof typeof sum] += count;
+          sum.streamDuplicates += world.queue.duplicates;
+          sum.streamReplays += world.queue.replays;
+          sum.violations += run.violations.length;
           world.close();
         }
       },
