@@ -110,6 +110,7 @@ interface Run {
   faulty: boolean;
   violations: string[];
   operations: number;
+  retries: number;
 }
 
 function request(action: Exclude<Action, { type: 'stream' }>): {
@@ -175,20 +176,34 @@ async function runOp(run: Run, op: Op): Promise<Answer | undefined> {
     });
   } else {
     const { method, path, body } = request(op.action);
-    answer = await world.instances[op.instance]!.call(method, path, body);
-    if (answer.status >= 500 && !run.faulty)
-      run.violations.push(
-        `${method} ${path} answered ${answer.status} without any fault: ${JSON.stringify(answer.body)}`,
-      );
-    if (answer.status >= 400 && (answer.body?.kind !== 'Status' || answer.body.code !== answer.status))
-      run.violations.push(`${method} ${path} answered ${answer.status} without a Status body`);
+    const instance = world.instances[op.instance]!;
+    // A caller that gets a 5xx retries once, half the time (a fresh instance answers: the one that
+    // failed timed out), so retries after a death or a lost answer meet what the first attempt left.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      answer = await instance.call(method, path, body);
+      if (answer.status >= 500 && !run.faulty)
+        run.violations.push(
+          `${method} ${path} answered ${answer.status} without any fault: ${JSON.stringify(answer.body)}`,
+        );
+      if (answer.status >= 400 && (answer.body?.kind !== 'Status' || answer.body.code !== answer.status))
+        run.violations.push(`${method} ${path} answered ${answer.status} without a Status body`);
+      if (!diedOrFailed(run, op, answer) || world.random() < 0.5) break;
+      run.retries++;
+    }
+    return answer;
   }
-  if (faults.revive() || (answer?.status ?? 0) >= 500) {
-    // The invocation died (or gave up): the Lambda times out, and its claim's deadline passes.
-    run.clock.passHandlerDeadline();
-    if (op.action.type !== 'stream') world.instances[op.instance]!.restart();
-  }
+  diedOrFailed(run, op, answer);
   return answer;
+}
+
+/** After an invocation that died or gave up: its Lambda times out (the claim's deadline passes). */
+function diedOrFailed(run: Run, op: Op, answer: Answer | undefined): boolean {
+  const faults =
+    op.action.type === 'stream' ? run.world.streamFaults : run.world.instances[op.instance]!.faults;
+  if (!faults.revive() && (answer?.status ?? 0) < 500) return false;
+  run.clock.passHandlerDeadline();
+  if (op.action.type !== 'stream') run.world.instances[op.instance]!.restart();
+  return true;
 }
 
 /** What the answers of one step say, for names no other operation of the step touched. */
@@ -289,12 +304,13 @@ function stepArb(faulty: boolean) {
     .map((ops) => new StepCommand(ops));
 }
 
-const FAULT_RATE = 0.08;
+const FAULT_RATE = Number(process.env.MODEL_FAULT_RATE ?? 0.08);
 let store: LocalStore;
 const clock = new Clock();
 const newTotals = () => ({
   runs: 0,
   operations: 0,
+  retries: 0,
   violations: 0,
   throttle: 0,
   timeout: 0,
@@ -322,7 +338,7 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
       fc.integer({ min: 1, max: 2 ** 30 }),
       async (commands, seed) => {
         const world = await World.create(store, seed, INSTANCES);
-        const run: Run = { world, clock, faulty, violations: [], operations: 0 };
+        const run: Run = { world, clock, faulty, violations: [], operations: 0, retries: 0 };
         const model: Model = { told: new Map(), pools: new Set() };
         if (faulty) world.setFaultRate(FAULT_RATE);
         try {
@@ -332,6 +348,7 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           const sum = faulty ? totals.faulty : totals.clean;
           sum.runs++;
           sum.operations += run.operations;
+          sum.retries += run.retries;
           for (const [kind, count] of Object.entries(world.faultsInjected()))
             sum[kind as keyof typeof sum] += count;
           sum.streamDuplicates += world.queue.duplicates;
