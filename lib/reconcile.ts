@@ -236,7 +236,9 @@ export async function refreshPool(
     searchFrom: firstFree(heldOrdinals, 0n),
     freed: options.freed ?? true,
   });
-  if (!available) return;
+  // An exhausted pool wakes no one, unless it just appeared or changed (or lost a value): claims that
+  // waited for it to exist must learn that it is exhausted instead.
+  if (!available && !(options.freed ?? true)) return;
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
 }
 

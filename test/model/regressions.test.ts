@@ -108,4 +108,30 @@ describe('regressions found by the model', () => {
       world.close();
     }
   });
+
+  it('tells a claim that waited for its pool that the pool, once created, is exhausted', async () => {
+    const world = await World.create(store, 15, 1);
+    const api = world.instances[0]!;
+    try {
+      const held = await api.call('PUT', 'indices/p1-18', {
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' }, index: 18, claimRef: { name: 'c0' } },
+      });
+      expect(held.status).toBe(201);
+      const waiting = await api.call('POST', 'claims', {
+        metadata: { name: 'c3' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' } },
+      });
+      expect(waiting.body.status.conditions[0].reason).toBe('PoolNotFound');
+      // The stream has seen the claim before the pool appears: only the pool's arrival can wake it.
+      await world.queue.drain(world.streamHandler, world.random);
+      await api.call('PUT', 'indexpools/p1', { spec: { ranges: ['18..18'] } });
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/c3');
+      expect(claim.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
 });
