@@ -6,7 +6,7 @@ import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
 import { drainedViolations } from './invariants.ts';
-import { Clock, World } from './world.ts';
+import { Clock, World, type Instance } from './world.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 let store: LocalStore;
@@ -129,6 +129,35 @@ describe('regressions found by the model', () => {
       await world.queue.drain(world.streamHandler, world.random);
       const claim = await api.call('GET', 'claims/c3');
       expect(claim.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
+
+  it('offers an object to a claim name even when the claim is created between the two writes of the offer', async () => {
+    const world = await World.create(store, 16, 2);
+    const [provisioner, claimer] = world.instances as [Instance, Instance];
+    try {
+      await provisioner.call('PUT', 'indexpools/p', { spec: { ranges: ['0..3'] } });
+      let raced = false;
+      provisioner.faults.beforeCall = async (operation, input) => {
+        if (raced || operation !== 'UpdateItem' || !String(input.UpdateExpression).includes('offers.#k'))
+          return;
+        raced = true;
+        const created = await claimer.call('PUT', 'claims/c2', {
+          spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+        });
+        expect(created.status).toBe(201);
+      };
+      const offered = await provisioner.call('PUT', 'indices/p-0', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 0, claimRef: { name: 'c2' } },
+      });
+      provisioner.faults.beforeCall = undefined;
+      expect(raced).toBe(true);
+      expect(offered.status, JSON.stringify(offered.body)).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {
       world.close();
