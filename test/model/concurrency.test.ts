@@ -162,7 +162,7 @@ function request(action: Exclude<Action, { type: 'stream' }>): {
   }
 }
 
-async function runOp(run: Run, op: Op): Promise<Answer | undefined> {
+async function runOp(run: Run, op: Op): Promise<(Answer & { retried?: boolean }) | undefined> {
   const { world } = run;
   run.operations++;
   const faults = op.action.type === 'stream' ? world.streamFaults : world.instances[op.instance]!.faults;
@@ -177,6 +177,7 @@ async function runOp(run: Run, op: Op): Promise<Answer | undefined> {
   } else {
     const { method, path, body } = request(op.action);
     const instance = world.instances[op.instance]!;
+    let retried = false;
     // A caller that gets a 5xx retries once, half the time (a fresh instance answers: the one that
     // failed timed out), so retries after a death or a lost answer meet what the first attempt left.
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -189,8 +190,9 @@ async function runOp(run: Run, op: Op): Promise<Answer | undefined> {
         run.violations.push(`${method} ${path} answered ${answer.status} without a Status body`);
       if (!diedOrFailed(run, op, answer) || world.random() < 0.5) break;
       run.retries++;
+      retried = true;
     }
-    return answer;
+    return answer && { ...answer, retried };
   }
   diedOrFailed(run, op, answer);
   return answer;
@@ -207,7 +209,12 @@ function diedOrFailed(run: Run, op: Op, answer: Answer | undefined): boolean {
 }
 
 /** What the answers of one step say, for names no other operation of the step touched. */
-function learn(model: Model, ops: Op[], answers: (Answer | undefined)[], violations: string[]): void {
+function learn(
+  model: Model,
+  ops: Op[],
+  answers: ((Answer & { retried?: boolean }) | undefined)[],
+  violations: string[],
+): void {
   const touches = new Map<string, number>();
   for (const op of ops) {
     if (op.action.type === 'claim' || op.action.type === 'release')
@@ -224,7 +231,8 @@ function learn(model: Model, ops: Op[], answers: (Answer | undefined)[], violati
     }
     const before = model.told.get(action.name);
     if (action.type === 'release') {
-      if (answer.status !== 404) model.told.delete(action.name);
+      // A retried delete answers 404 when its first attempt deleted the claim.
+      if (answer.status !== 404 || answer.retried) model.told.delete(action.name);
       else if (before)
         violations.push(`release of ${action.name} answered 404, but the claim was told ${before.uid}`);
       return;
