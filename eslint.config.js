@@ -6,6 +6,7 @@ const PURE_CORE = [
   'lib/allocate.ts',
   'lib/candidates.ts',
   'lib/errors.ts',
+  'lib/events.ts',
   'lib/ip.ts',
   'lib/kinds.ts',
   'lib/names.ts',

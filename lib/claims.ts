@@ -127,7 +127,9 @@ async function bind(
   const previousUid = allocation.spec.claimRef?.uid ?? '';
   if (previousUid !== claim.metadata.uid) {
     const moved = await ctx.table.setAllocationUid(key, claim.metadata.name, previousUid, claim.metadata.uid);
-    if (!moved) return undefined;
+    // A retried write whose first attempt landed (its answer lost) finds the object bound to this claim.
+    if (!moved && (await ctx.table.get<AllocationRecord>(key))?.spec.claimRef?.uid !== claim.metadata.uid)
+      return undefined;
   }
   const bound = {
     ...allocation,

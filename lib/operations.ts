@@ -125,6 +125,31 @@ function newMetadata(
   };
 }
 
+/** The uid of the object stored under `key`, if any (a consistent read). */
+async function storedUid(ctx: ClaimContext, key: ItemKey): Promise<string | undefined> {
+  return (await ctx.table.get<{ metadata?: { uid?: string } }>(key))?.metadata?.uid;
+}
+
+/**
+ * Whether the item under `key` is the one this request wrote (its uid): the SDK retries a conditional put
+ * whose answer was lost (a timeout after the store applied it), and the retry fails on that very item.
+ */
+async function ownWriteLanded(ctx: ClaimContext, key: ItemKey, uid: string): Promise<boolean> {
+  return (await storedUid(ctx, key)) === uid;
+}
+
+/**
+ * After a conditional delete failed: when the object read before is gone, it was deleted (maybe by this
+ * request's own first attempt, whose answer was lost and retried), and what was read is its last state.
+ */
+async function goneSinceRead<T extends { metadata: { uid: string } }>(
+  ctx: ClaimContext,
+  key: ItemKey,
+  read: T,
+): Promise<T | undefined> {
+  return (await storedUid(ctx, key)) === read.metadata.uid ? undefined : read;
+}
+
 function notFound(resource: Resource, name: string): NotFoundError {
   const kind = kindOfResource(resource);
   return new NotFoundError(`${kind} "${name}" not found`).about(kind, name);
@@ -191,16 +216,17 @@ async function createPool(info: PoolKindInfo, request: OperationRequest, ctx: Cl
     spec: checked.spec,
     rv: 1,
   };
+  const key = objectKey(namespace, info.resource, record.metadata.name);
   try {
-    await ctx.table.createObject(objectKey(namespace, info.resource, record.metadata.name), record);
+    await ctx.table.createObject(key, record);
   } catch (error) {
-    if (error instanceof ConditionFailedError) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+    if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
       throw new AlreadyExistsError(`${info.kind} "${record.metadata.name}" already exists`).about(
         info.kind,
         record.metadata.name,
       );
     }
-    throw error;
   }
   return { statusCode: 201, body: poolObject(record) };
 }
@@ -290,7 +316,9 @@ async function deletePool(info: PoolKindInfo, request: OperationRequest, ctx: Cl
   // The stream function's summaries of the pool go with it: a pool created again under the name starts
   // empty at once, not when the stream has caught up.
   await ctx.table.deleteSummaries({ namespace, kind: info.kind, name });
-  const deleted = await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid });
+  const deleted =
+    (await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, pool));
   if (!deleted) throw notFound(info.resource, name);
   return { statusCode: 200, body: poolObject(deleted) };
 }
@@ -432,8 +460,10 @@ async function createClaim(request: OperationRequest, ctx: ClaimContext, name?: 
     stub = await ctx.table.createObject(key, record);
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
-    if (name !== undefined) return replaceClaim(request, ctx);
-    throw new AlreadyExistsError(`Claim "${claimName}" already exists`).about('Claim', claimName);
+    if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
+      if (name !== undefined) return replaceClaim(request, ctx);
+      throw new AlreadyExistsError(`Claim "${claimName}" already exists`).about('Claim', claimName);
+    }
   }
   if (!refValid) return { statusCode: 201, body: claimObject(record) };
   const offers = stub?.t === 'stub' ? Object.values(stub.offers ?? {}) : [];
@@ -543,7 +573,9 @@ async function deleteClaim(request: OperationRequest, ctx: ClaimContext): Promis
   const current = await ctx.table.get<ClaimRecord>(key);
   if (current?.t !== 'claim') throw notFound('claims', name);
   // The reclaim policy is applied by the stream function from this delete's REMOVE record.
-  const deleted = await ctx.table.deleteItem<ClaimRecord>(key, { uid: current.metadata.uid });
+  const deleted =
+    (await ctx.table.deleteItem<ClaimRecord>(key, { uid: current.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, current));
   if (!deleted) throw notFound('claims', name);
   return { statusCode: 200, body: claimObject(deleted) };
 }
@@ -711,8 +743,10 @@ async function createAllocation(
       allocationName,
     );
   }
-  if (!(await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource))) {
-    const holder = await ctx.table.get<AllocationRecord>(key);
+  const placed = await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
+  const holder = placed ? undefined : await ctx.table.get<AllocationRecord>(key);
+  // A retried put whose first attempt landed (its answer lost) finds this very object: it is created.
+  if (!placed && holder?.metadata.uid !== record.metadata.uid) {
     if (holder?.metadata.name === allocationName) {
       if (name !== undefined) return replaceAllocation(info, request, ctx);
       throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
@@ -816,10 +850,10 @@ async function deleteAllocation(
   const name = pathName(request, info.allocationResource);
   const allocation = await findAllocation(ctx, info, namespace, name);
   if (!allocation) throw notFound(info.allocationResource, name);
-  const deleted = await ctx.table.deleteItem<AllocationRecord>(
-    { pk: allocation.pk, sk: allocation.sk },
-    { uid: allocation.metadata.uid },
-  );
+  const key = { pk: allocation.pk, sk: allocation.sk };
+  const deleted =
+    (await ctx.table.deleteItem<AllocationRecord>(key, { uid: allocation.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, allocation));
   if (!deleted) throw notFound(info.allocationResource, name);
   await deleteCustomName(ctx, deleted, info.allocationResource);
   const pool = await poolOf(ctx, namespace, info, deleted.spec.poolRef.name);

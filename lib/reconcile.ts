@@ -65,7 +65,10 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
   switch (image?.t) {
     case 'claim':
       if (record.eventName === 'REMOVE') await claimRemoved(ctx, record.oldImage as unknown as ClaimRecord);
-      else await reconcileClaim(ctx, record.keys);
+      else {
+        await keepStubOffers(ctx, record);
+        await reconcileClaim(ctx, record.keys);
+      }
       return [];
     case 'alloc':
       return allocationChanged(ctx, record);
@@ -74,6 +77,16 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
     default:
       return [];
   }
+}
+
+/**
+ * A claim written over its name's stub: the stub's offers go onto the claim, so they outlive the handler
+ * that read them (it may die, or lose the answer of its write) and serve the claim while it waits.
+ */
+async function keepStubOffers(ctx: ClaimContext, record: ChangeRecord): Promise<void> {
+  const before = record.oldImage as { t?: string; offers?: Record<string, ItemKey> } | undefined;
+  if (before?.t !== 'stub') return;
+  for (const offer of Object.values(before.offers ?? {})) await ctx.table.offerToClaim(record.keys, offer);
 }
 
 function poolChanged(record: ChangeRecord): Touched[] {
@@ -119,6 +132,10 @@ function slotTouched(
 
 /** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */
 async function claimRemoved(ctx: ClaimContext, claim: ClaimRecord): Promise<void> {
+  // Offers name the claim's name, not its uid: they go back to the name (a stub, or a claim recreated
+  // meanwhile, which the change wakes), or a recreated claim would never see them.
+  const key = claimKey(claim.metadata.namespace, claim.metadata.name);
+  for (const offer of Object.values(claim.offers ?? {})) await ctx.table.offerToClaim(key, offer);
   if (!claim.bound) return; // it held nothing; an allocation put still in flight is caught on its insert
   const allocation = await ctx.table.get<AllocationRecord>(claim.bound);
   if (allocation?.t !== 'alloc' || allocation.spec.claimRef?.uid !== claim.metadata.uid) return;
@@ -220,9 +237,11 @@ export async function refreshPool(
 ): Promise<void> {
   if (!poolKindInfo(id.kind)) return;
   const result = await tallyPool(ctx, id, changes, options);
-  // Only a freed value (or a new spec) can let a waiting claim in. A claim that found nothing because
-  // the summary still showed a freed value as held is woken when the stream applies that removal.
-  if (!result?.available || !result.freed) return;
+  // Only a freed value, a new pool or a new spec changes what a waiting claim gets (a claim that found
+  // nothing because the summary still showed a freed value as held is woken when the stream applies that
+  // removal). An exhausted pool still wakes them then: claims that waited for it to exist must learn
+  // that it is exhausted instead.
+  if (!result?.freed) return;
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
 }
 

@@ -587,23 +587,33 @@ export class Table {
 
   /** Offers an allocation object to a claim name: adds it to the claim's stub, or to the claim itself. */
   async offerToClaim(claimKey: ItemKey, allocation: ItemKey): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: claimKey,
-        UpdateExpression: 'SET t = if_not_exists(t, :stub), offers = if_not_exists(offers, :empty)',
-        ExpressionAttributeValues: { ':stub': 'stub', ':empty': {} },
-      }),
-    );
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: claimKey,
-        UpdateExpression: 'SET offers.#k = :allocation',
-        ExpressionAttributeNames: { '#k': `${allocation.pk}|${allocation.sk}` },
-        ExpressionAttributeValues: { ':allocation': allocation },
-      }),
-    );
+    // Two writes, as the map must exist before a key is set in it. A claim written over the stub between
+    // them has no map yet (the second write would be refused as invalid): make the map again.
+    for (let attempt = 1; ; attempt++) {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: claimKey,
+          UpdateExpression: 'SET t = if_not_exists(t, :stub), offers = if_not_exists(offers, :empty)',
+          ExpressionAttributeValues: { ':stub': 'stub', ':empty': {} },
+        }),
+      );
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: claimKey,
+            UpdateExpression: 'SET offers.#k = :allocation',
+            ConditionExpression: 'attribute_exists(offers)',
+            ExpressionAttributeNames: { '#k': `${allocation.pk}|${allocation.sk}` },
+            ExpressionAttributeValues: { ':allocation': allocation },
+          }),
+        );
+        return;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException) || attempt >= 5) throw error;
+      }
+    }
   }
 
   /** Writes a pool's counts (from the stream function), if the pool is still the one with `uid`. */

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/construct.ts';
 import { ROUTES } from '../../lib/routes.ts';
 import { STREAM_FILTER_PATTERNS } from '../../lib/stream-filter.ts';
+import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
 const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
 const ITEM_ACTIONS = [
@@ -315,40 +316,7 @@ describe('stream', () => {
 });
 
 describe('permissions', () => {
-  /**
-   * A function's DynamoDB permissions as `{ resource: actions }`, the resource named `table`,
-   * `index/<name>` or `stream`, read from every policy attached to the function's role.
-   */
-  function dynamoPermissions(name: AllotFunctionName): Record<string, string[]> {
-    const role = logicalId(service.functions[name].role!);
-    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
-      JSON.stringify(policy.Properties.Roles).includes(`"${role}"`),
-    );
-    const table = logicalId(service.table);
-    const resourceName = (resource: unknown): string => {
-      const text = JSON.stringify(resource);
-      if (text === JSON.stringify({ 'Fn::GetAtt': [table, 'Arn'] })) return 'table';
-      if (text === JSON.stringify({ 'Fn::GetAtt': [table, 'StreamArn'] })) return 'stream';
-      const index =
-        /^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["([^"]+)","Arn"\]\},"\/index\/([^"]+)"\]\]\}$/.exec(text);
-      if (index && index[1] === table) return `index/${index[2]}`;
-      return text;
-    };
-    const permissions: Record<string, string[]> = {};
-    for (const policy of policies) {
-      for (const statement of policy.Properties.PolicyDocument.Statement) {
-        const actions = [statement.Action].flat() as string[];
-        const dynamo = actions.filter((action) => action.startsWith('dynamodb:'));
-        if (dynamo.length === 0) continue;
-        expect(statement.Effect).toBe('Allow');
-        for (const resource of [statement.Resource].flat()) {
-          (permissions[resourceName(resource)] ??= []).push(...dynamo);
-        }
-      }
-    }
-    for (const actions of Object.values(permissions)) actions.sort();
-    return permissions;
-  }
+  const dynamoPermissions = (name: AllotFunctionName) => permissionsOf(template, stack, service, name);
 
   const sorted = (actions: string[]) => [...actions].sort();
   const streamRead = sorted([

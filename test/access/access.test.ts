@@ -1,0 +1,373 @@
+/**
+ * Access (issue 5, part 5). The deployed template's IAM authorization on every route, PITR, deletion
+ * protection, RETAIN, encryption and cdk-nag are checked in test/cdk/construct.test.ts; this file adds:
+ *
+ * - least privilege from behaviour: every DynamoDB call each function makes while serving a workload that
+ *   walks every route (and the stream function repairing after it) is recorded, and the actions and
+ *   indexes it used must be exactly what the template grants that function;
+ * - tenant isolation: every key, key condition and key-bearing value of every call made while serving
+ *   `/v1/namespaces/tenant-a/...` belongs to `tenant-a`, although `tenant-b` holds objects of the same
+ *   names, so an IAM policy on `/v1/namespaces/<tenant>/*` (README) suffices;
+ * - the local server and its store listen on 127.0.0.1 only.
+ */
+import '../helpers/quiet.ts';
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import fc from 'fast-check';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpHandler } from '../../functions/http.ts';
+import { createStreamHandler } from '../../functions/stream.ts';
+import { AllotService, type AllotFunctionName } from '../../lib/construct.ts';
+import { fakeContext } from '../../lib/local/server.ts';
+import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import { nameProblem } from '../../lib/names.ts';
+import { matchRoute, ROUTES } from '../../lib/routes.ts';
+import { Table } from '../../lib/table.ts';
+import { httpEvent } from '../helpers/events.ts';
+import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
+import { dynamoPermissions } from '../helpers/permissions.ts';
+import { StreamQueue } from '../helpers/stream-queue.ts';
+import { startTestAllot } from '../helpers/allot.ts';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+
+const FUNCTIONS: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
+const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
+
+let store: LocalStore;
+let tableName: string;
+const recorders = {} as Record<AllotFunctionName, Faults>;
+const handlers = {} as Record<'api' | 'claim' | 'release', ReturnType<typeof createHttpHandler>>;
+let streamHandler: ReturnType<typeof createStreamHandler>;
+let queue: StreamQueue;
+let observer: Table;
+const routesServed = new Set<string>();
+const random = seededRandom(5);
+
+/** Calls the function the route table assigns to the request, as API Gateway would. */
+async function call(method: string, path: string, body?: unknown) {
+  const rawPath = path.split('?')[0]!;
+  const { match } = matchRoute(method, rawPath);
+  if (match) routesServed.add(`${match.route.method} ${match.route.path}`);
+  const name = match?.route.function ?? 'api';
+  const result = (await handlers[name](
+    httpEvent(method, path, body),
+    fakeContext(name),
+  )) as APIGatewayProxyStructuredResultV2;
+  return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };
+}
+
+const drain = () => queue.drain((event) => streamHandler(event), random);
+
+/** Every route, the stream's every case, and the paths that only races take, in one namespace. */
+async function workload(ns: string) {
+  const base = `/v1/namespaces/${ns}`;
+  const ok = async (method: string, path: string, body?: unknown) => {
+    const answer = await call(method, `${base}/${path}`, body);
+    expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
+    return answer;
+  };
+  const poolRef = (kind: string, name: string) => ({ poolRef: { kind, name } });
+  await ok('POST', 'indexpools', { metadata: { name: 'shared' }, spec: { ranges: ['1..10'] } });
+  await ok('PUT', 'indexpools/kept', { spec: { ranges: ['1..5'], reclaimPolicy: 'Retain' } });
+  await ok('POST', 'ipaddresspools', { metadata: { name: 'ips' }, spec: { prefixes: ['10.0.0.0/29'] } });
+  await ok('PUT', 'ipaddresspools/ips', { spec: { prefixes: ['10.0.0.0/28'] } });
+  await ok('POST', 'ipprefixpools', {
+    metadata: { name: 'pfx' },
+    spec: { prefixes: ['10.1.0.0/24'], allocationPrefixLength: 28 },
+  });
+  await ok('PUT', 'ipprefixpools/pfx', { spec: { prefixes: ['10.1.0.0/23'], allocationPrefixLength: 28 } });
+  await ok('POST', 'claims', { metadata: { name: 'web' }, spec: poolRef('IndexPool', 'shared') });
+  await ok('PUT', 'claims/web', { metadata: { name: 'web' }, spec: poolRef('IndexPool', 'shared') });
+  await ok('PUT', 'claims/db', { spec: { ...poolRef('IPAddressPool', 'ips'), value: '10.0.0.3' } });
+  await ok('POST', 'claims', { metadata: { name: 'net' }, spec: poolRef('IPPrefixPool', 'pfx') });
+  // A claim that waits for its pool; the stream allocates it when the pool appears (waiting index).
+  await ok('POST', 'claims', { metadata: { name: 'early' }, spec: poolRef('IndexPool', 'later') });
+  await drain();
+  await ok('POST', 'indexpools', { metadata: { name: 'later' }, spec: { ranges: ['7..9'] } });
+  // Pre-provisioned under a custom name (a name item), offered to a claim that does not exist yet.
+  const offered = { metadata: { name: 'reserved-for-app', annotations: { [ALLOW_BINDING]: 'true' } } };
+  await ok('PUT', 'indices/reserved-for-app', {
+    ...offered,
+    spec: { ...poolRef('IndexPool', 'kept'), index: 4, claimRef: { name: 'app' } },
+  });
+  await ok('POST', 'indices', {
+    metadata: { name: 'kept-5' },
+    spec: { ...poolRef('IndexPool', 'kept'), index: 5 },
+  });
+  await ok('POST', 'ipaddresses', {
+    metadata: { name: 'ips-10-0-0-9' },
+    spec: { ...poolRef('IPAddressPool', 'ips'), address: '10.0.0.9' },
+  });
+  await ok('PUT', 'ipprefixes/gw-net', {
+    spec: { ...poolRef('IPPrefixPool', 'pfx'), prefix: '10.1.1.0/28' },
+  });
+  await ok('POST', 'ipprefixes', {
+    metadata: { name: 'pfx-10-1-1-16-28' },
+    spec: { ...poolRef('IPPrefixPool', 'pfx'), prefix: '10.1.1.16/28' },
+  });
+  await ok('POST', 'claims', { metadata: { name: 'app' }, spec: poolRef('IndexPool', 'kept') });
+  await drain();
+  for (const resource of [
+    'indexpools',
+    'ipaddresspools',
+    'ipprefixpools',
+    'claims',
+    'indices',
+    'ipaddresses',
+    'ipprefixes',
+  ])
+    await ok('GET', `${resource}?limit=2`);
+  await ok('GET', 'indices?pool=kept');
+  await ok('GET', 'indexpools/shared');
+  await ok('GET', 'ipaddresspools/ips');
+  await ok('GET', 'ipprefixpools/pfx');
+  await ok('GET', 'claims/web');
+  await ok('GET', 'indices/reserved-for-app');
+  await ok('GET', 'ipaddresses/ips-10-0-0-9');
+  await ok('GET', 'ipprefixes/gw-net');
+  await ok('PUT', 'ipaddresses/ips-10-0-0-9', {
+    metadata: { labels: { a: 'b' } },
+    spec: { ...poolRef('IPAddressPool', 'ips'), address: '10.0.0.9' },
+  });
+  // The claim function loses a settle: its claim is released just before, so it gives its value back.
+  let armed = true;
+  recorders.claim.beforeCall = async (operation, input) => {
+    const key = JSON.stringify(input.Key ?? '');
+    if (armed && operation === 'UpdateItem' && key.includes('"race"')) {
+      armed = false;
+      await ok('DELETE', 'claims/race');
+    }
+  };
+  await ok('POST', 'claims', { metadata: { name: 'race' }, spec: poolRef('IndexPool', 'shared') });
+  recorders.claim.beforeCall = undefined;
+  expect(armed).toBe(false);
+  await ok('DELETE', 'claims/web'); // Recycle
+  await ok('DELETE', 'claims/app'); // Retain: uid cleared, offered back
+  await drain();
+  await ok('DELETE', 'indices/reserved-for-app');
+  await ok('DELETE', 'ipaddresses/ips-10-0-0-9');
+  await ok('DELETE', 'ipprefixes/gw-net');
+  expect((await call('DELETE', `${base}/ipaddresspools/ips`)).status).toBe(409);
+  await ok('DELETE', 'ipaddresspools/ips?cascade=true');
+  await ok('DELETE', 'ipprefixpools/pfx?cascade=true');
+  await ok('DELETE', 'indexpools/kept?cascade=true');
+  await ok('DELETE', 'claims/early');
+  await drain();
+  await ok('DELETE', 'indexpools/later');
+  await ok('DELETE', 'indexpools/shared');
+  await drain();
+  await call('GET', '/v1/healthz');
+  await call('GET', '/v1/openapi.json');
+}
+
+async function itemsOf(ns: string) {
+  const page = await observer.doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
+  return (page.Items ?? []).filter((item) =>
+    JSON.stringify([item.pk, item.gpk, item.wpk]).includes(`${ns}#`),
+  );
+}
+
+let tenantBBefore: unknown[];
+
+beforeAll(async () => {
+  store = await startLocalStore({ dataDir: ':memory:' });
+  tableName = `access-${process.pid}`;
+  const setup = localClient(store.endpoint);
+  await ensureTable(setup, tableName);
+  observer = new Table({ tableName, client: setup });
+  for (const name of FUNCTIONS) {
+    recorders[name] = new Faults(random);
+    const table = new Table({ tableName, client: faultyClient(store.endpoint, recorders[name]) });
+    if (name === 'stream') streamHandler = createStreamHandler({ table });
+    else handlers[name] = createHttpHandler({ table });
+  }
+  queue = new StreamQueue(store, tableName);
+  // The other tenant first, with objects of the same names, unrecorded.
+  await workload('tenant-b');
+  await call('POST', '/v1/namespaces/tenant-b/indexpools', {
+    metadata: { name: 'shared' },
+    spec: { ranges: ['1..10'] },
+  });
+  await call('POST', '/v1/namespaces/tenant-b/claims', {
+    metadata: { name: 'web' },
+    spec: { poolRef: { kind: 'IndexPool', name: 'shared' } },
+  });
+  await call('POST', '/v1/namespaces/tenant-b/indices', {
+    metadata: { name: 'shared-9' },
+    spec: { poolRef: { kind: 'IndexPool', name: 'shared' }, index: 9, claimRef: { name: 'app' } },
+  });
+  await drain();
+  tenantBBefore = await itemsOf('tenant-b');
+  for (const name of FUNCTIONS) recorders[name].record = true;
+  await workload('tenant-a');
+  for (const name of FUNCTIONS) recorders[name].record = false;
+}, 60_000);
+afterAll(async () => {
+  queue.close();
+  await store.close();
+});
+
+describe('least privilege, from what each function does', () => {
+  let template: Template;
+  let stack: Stack;
+  let service: AllotService;
+
+  beforeAll(() => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    stack = new Stack(app, 'Access');
+    service = new AllotService(stack, 'Allot');
+    template = Template.fromStack(stack);
+  });
+
+  it('walked every route of the table', () => {
+    expect([...routesServed].sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
+  });
+
+  /** What a function did, as `{ resource: actions }` in the template's terms. */
+  function used(name: AllotFunctionName): Record<string, string[]> {
+    const actions: Record<string, Set<string>> = {};
+    for (const { operation, input } of recorders[name].calls) {
+      const resource = typeof input.IndexName === 'string' ? `index/${input.IndexName}` : 'table';
+      (actions[resource] ??= new Set()).add(`dynamodb:${operation}`);
+    }
+    return Object.fromEntries(Object.entries(actions).map(([resource, set]) => [resource, [...set].sort()]));
+  }
+
+  it.each(FUNCTIONS)('%s is granted exactly the table actions and indexes it uses', (name) => {
+    const granted = dynamoPermissions(template, stack, service, name);
+    // The stream's read actions are the event source mapping's, not calls the function makes.
+    delete granted.stream;
+    expect(used(name)).toEqual(granted);
+  });
+});
+
+describe('tenant isolation by namespace', () => {
+  const calls = () => FUNCTIONS.flatMap((name) => recorders[name].calls.map((call) => ({ name, ...call })));
+
+  /** Every string in a call's input (keys, values, attribute names and values, marshalled or not). */
+  function strings(value: unknown, found: string[] = []): string[] {
+    if (typeof value === 'string') found.push(value);
+    else if (Array.isArray(value)) for (const item of value) strings(item, found);
+    else if (value && typeof value === 'object')
+      for (const [key, item] of Object.entries(value)) {
+        found.push(key);
+        strings(item, found);
+      }
+    return found;
+  }
+
+  /** The namespace a key-shaped string belongs to: item keys, `allocations` and `waiting` index keys. */
+  function namespaceOf(text: string): string | undefined {
+    return (
+      /^[OAN]#([^#]*)#/.exec(text)?.[1] ??
+      /^([^#|]+)#(?:indices|ipaddresses|ipprefixes)#\d+$/.exec(text)?.[1] ??
+      /^([^#|]+)#(?:IndexPool|IPAddressPool|IPPrefixPool)#/.exec(text)?.[1]
+    );
+  }
+
+  it('touches only tenant-a keys while serving tenant-a, through every function', () => {
+    const outside: string[] = [];
+    const seen = new Set<string>();
+    for (const { name, operation, input } of calls()) {
+      const where = `${name} ${operation}`;
+      if (!['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'].includes(operation))
+        outside.push(`${where}: an operation that is not scoped by key`);
+      if (
+        operation === 'Query' &&
+        !/^(pk|gpk|wpk) = :(pk|gpk|wpk)\b/.test(String(input.KeyConditionExpression))
+      )
+        outside.push(
+          `${where}: a key condition without an exact partition key: ${String(input.KeyConditionExpression)}`,
+        );
+      for (const text of strings(input)) {
+        const namespace = namespaceOf(text);
+        if (namespace === undefined) continue;
+        seen.add(
+          text.startsWith('O#')
+            ? 'object'
+            : text.startsWith('A#')
+              ? 'allocation'
+              : text.startsWith('N#')
+                ? 'name'
+                : /#\d+$/.test(text)
+                  ? 'allocations index'
+                  : 'waiting index',
+        );
+        if (namespace !== 'tenant-a') outside.push(`${where}: ${text}`);
+      }
+    }
+    expect(outside).toEqual([]);
+    // The check saw every kind of key, so an empty list above means something.
+    expect([...seen].sort()).toEqual(['allocation', 'allocations index', 'name', 'object', 'waiting index']);
+  });
+
+  it("left tenant-b's objects of the same names exactly as they were", async () => {
+    expect(await itemsOf('tenant-b')).toEqual(tenantBBefore);
+    expect(tenantBBefore.length).toBeGreaterThan(3);
+  });
+
+  it('serves no namespace but the one a path policy sees, however the path is encoded', () => {
+    // A policy on `/v1/namespaces/<tenant>/*` is matched against the path, raw or decoded; the router
+    // splits the raw path. Whatever the request, every valid namespace either form shows in the
+    // namespace position is the one served.
+    const piece = fc.oneof(
+      fc.constantFrom('tenant', 'other', '..', '.', '/', '%2F', '%2E', '%', 'claims', ''),
+      fc.string({ unit: 'binary-ascii', maxLength: 6 }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(piece, { minLength: 1, maxLength: 4 }),
+        fc.boolean(),
+        fc.constantFrom(...ROUTES.filter((r) => r.resource)),
+        (pieces, encode, route) => {
+          const segment = pieces
+            .map((p) => (encode ? encodeURIComponent(p).replace(/\./g, '%2E') : p))
+            .join('');
+          const path = route.path.replace('{namespace}', segment).replace('{name}', 'x');
+          const { match } = matchRoute(route.method, path);
+          if (!match || nameProblem(match.params.namespace) !== undefined) return;
+          let decoded = path;
+          try {
+            decoded = decodeURIComponent(path);
+          } catch {
+            // a path that does not decode is seen raw
+          }
+          for (const seen of [path, decoded]) {
+            const visible = seen.split('/')[3];
+            if (nameProblem(visible) === undefined) expect(visible).toBe(match.params.namespace);
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('the local server', () => {
+  it('listens on 127.0.0.1 only, and so does its store', async () => {
+    const allot = await startTestAllot({ stream: false });
+    try {
+      expect(new URL(allot.url).hostname).toBe('127.0.0.1');
+      expect(new URL(allot.store.endpoint).hostname).toBe('127.0.0.1');
+      const port = Number(new URL(allot.url).port);
+      const reachable = (host: string) =>
+        new Promise<boolean>((resolve) => {
+          const socket = connect({ host, port, timeout: 2000 });
+          socket.once('connect', () => (socket.destroy(), resolve(true)));
+          socket.once('error', () => resolve(false));
+          socket.once('timeout', () => (socket.destroy(), resolve(false)));
+        });
+      expect(await reachable('127.0.0.1')).toBe(true);
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .filter((address) => address && !address.internal)
+        .map((address) => address!.address);
+      for (const address of external) expect(await reachable(address), address).toBe(false);
+    } finally {
+      await allot.close();
+    }
+  });
+});

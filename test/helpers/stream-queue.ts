@@ -1,0 +1,129 @@
+/**
+ * A DynamoDB stream the test delivers by hand: every committed change of one table (captured by the local
+ * store), filtered with lib/stream-filter.ts, queued until the test hands a batch to a stream handler.
+ *
+ * Delivery keeps what DynamoDB Streams keeps (a key's records in commit order; a batch that reports a
+ * failure is retried from its first failed record) and varies what it does not promise: the order of
+ * records of different keys, batch sizes (a bisected batch is two smaller ones), and, when asked,
+ * duplicates and replays of batches already delivered.
+ */
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { LocalStore, ItemChange } from '../../lib/local/store.ts';
+import { matchesFilter } from '../../lib/stream-filter.ts';
+
+export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+
+const keyOf = (record: DynamoDBRecord) => JSON.stringify(record.dynamodb?.Keys);
+
+export function changeRecord(change: ItemChange, sequence: number): DynamoDBRecord {
+  const image = change.newImage ?? change.oldImage!;
+  const number = String(sequence).padStart(21, '0');
+  return {
+    eventID: `queued-${number}`,
+    eventName: change.oldImage ? (change.newImage ? 'MODIFY' : 'REMOVE') : 'INSERT',
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'local',
+    eventSourceARN: `arn:aws:dynamodb:local:000000000000:table/${change.tableName}/stream/queued`,
+    dynamodb: {
+      Keys: { pk: image.pk!, sk: image.sk! } as never,
+      ...(change.newImage ? { NewImage: change.newImage as never } : {}),
+      ...(change.oldImage ? { OldImage: change.oldImage as never } : {}),
+      SequenceNumber: number,
+      SizeBytes: JSON.stringify(image).length,
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    },
+  };
+}
+
+export class StreamQueue {
+  readonly pending: DynamoDBRecord[] = [];
+  /** Batches handed to the handler, for replays. */
+  readonly delivered: DynamoDBRecord[][] = [];
+  recordsDelivered = 0;
+  duplicates = 0;
+  replays = 0;
+  private sequence = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(store: LocalStore, tableName: string) {
+    this.unsubscribe = store.onChange((change) => {
+      if (change.tableName !== tableName) return;
+      const record = changeRecord(change, ++this.sequence);
+      if (matchesFilter(record)) this.pending.push(record);
+    });
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  /**
+   * Takes up to `size` pending records: each pick is any record whose key has no earlier pending record,
+   * so records of different keys come in any order and each key's in commit order.
+   */
+  private take(size: number, random: () => number): DynamoDBRecord[] {
+    const batch: DynamoDBRecord[] = [];
+    while (batch.length < size && this.pending.length > 0) {
+      const seen = new Set<string>();
+      const eligible: number[] = [];
+      this.pending.forEach((record, index) => {
+        const key = keyOf(record);
+        if (!seen.has(key)) eligible.push(index);
+        seen.add(key);
+      });
+      const index = eligible[Math.floor(random() * eligible.length)]!;
+      batch.push(...this.pending.splice(index, 1));
+    }
+    return batch;
+  }
+
+  /**
+   * Delivers one batch of up to `size` records. Records from the first one the handler reports failed
+   * (or all, when it throws) go back to the front of the queue, as the event source mapping retries them.
+   */
+  async deliver(
+    handler: StreamHandler,
+    size: number,
+    random: () => number,
+    options: { duplicate?: boolean } = {},
+  ): Promise<void> {
+    const batch = this.take(size, random);
+    if (batch.length === 0) return;
+    this.delivered.push(batch);
+    if (this.delivered.length > 50) this.delivered.shift();
+    const event = { Records: options.duplicate ? [...batch, ...batch] : batch };
+    if (options.duplicate) this.duplicates += batch.length;
+    let retryFrom = batch.length;
+    try {
+      const response = await handler(event);
+      const failed = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+      const first = batch.findIndex((record) => failed.has(record.dynamodb!.SequenceNumber!));
+      if (first >= 0) retryFrom = first;
+    } catch {
+      retryFrom = 0;
+    }
+    this.recordsDelivered += retryFrom;
+    this.pending.unshift(...batch.slice(retryFrom));
+  }
+
+  /** Hands an already delivered batch to the handler again (a replay after a timeout, say). */
+  async replay(handler: StreamHandler, random: () => number): Promise<void> {
+    const batch = this.delivered[Math.floor(random() * this.delivered.length)];
+    if (!batch) return;
+    this.replays += batch.length;
+    try {
+      await handler({ Records: batch });
+    } catch {
+      // A replay that fails changes nothing the queue tracks.
+    }
+  }
+
+  /** Delivers until nothing is pending (the handler's own writes included). */
+  async drain(handler: StreamHandler, random: () => number, size = 25): Promise<void> {
+    for (let rounds = 0; this.pending.length > 0; rounds++) {
+      if (rounds > 10_000) throw new Error('the stream does not drain: it keeps writing');
+      await this.deliver(handler, size, random);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Defects the model test found, each replayed as a fixed sequence so it stays found (issue 5: every
+ * defect the tests uncover is fixed, with the test that fails without the fix).
+ */
+import '../helpers/quiet.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import { drainedViolations } from './invariants.ts';
+import { Clock, World, type Instance } from './world.ts';
+
+const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
+let store: LocalStore;
+
+beforeAll(async () => {
+  store = await startLocalStore({ dataDir: ':memory:' });
+});
+afterAll(() => store.close());
+
+describe('regressions found by the model', () => {
+  it('binds a recreated claim to an object that was offered to the claim it replaced', async () => {
+    const world = await World.create(store, 11, 1);
+    const api = world.instances[0]!;
+    try {
+      const waiting = await api.call('POST', 'claims', {
+        metadata: { name: 'c5' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'elsewhere' } },
+      });
+      expect(waiting.body.status.conditions[0].reason).toBe('PoolNotFound');
+      // Offered to the name c5 while that claim (waiting for another pool) exists: the offer lands on it.
+      const offered = await api.call('PUT', 'indices/p2-0', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p2' }, index: 0, claimRef: { name: 'c5' } },
+      });
+      expect(offered.status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      expect((await api.call('DELETE', 'claims/c5')).status).toBe(200);
+      await api.call('PUT', 'indexpools/p2', { spec: { ranges: ['0..0'], reclaimPolicy: 'Retain' } });
+      const recreated = await api.call('POST', 'claims', {
+        metadata: { name: 'c5' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p2' } },
+      });
+      expect(recreated.status).toBe(201);
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/c5');
+      expect(claim.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p2-0' } });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
+
+  it('binds a claim that waits for its pool to an object offered before the claim existed', async () => {
+    const world = await World.create(store, 12, 1);
+    const api = world.instances[0]!;
+    try {
+      const offered = await api.call('PUT', 'indices/p1-0', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' }, index: 0, claimRef: { name: 'c5' } },
+      });
+      expect(offered.status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      const waiting = await api.call('POST', 'claims', {
+        metadata: { name: 'c5' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' }, within: '0..0' },
+      });
+      expect(waiting.body.status.conditions[0].reason).toBe('PoolNotFound');
+      await api.call('PUT', 'indexpools/p1', { spec: { ranges: ['0..0'] } });
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/c5');
+      expect(claim.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p1-0' } });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
+
+  it('binds an object offered to a claim whose handler died right after writing the claim', async () => {
+    const world = await World.create(store, 14, 1);
+    const api = world.instances[0]!;
+    const clock = new Clock();
+    vi.spyOn(Date, 'now').mockImplementation(clock.now);
+    try {
+      await api.call('PUT', 'indexpools/p', { spec: { ranges: ['0..1'] } });
+      const offered = await api.call('PUT', 'indices/p-1', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 1, claimRef: { name: 'dies' } },
+      });
+      expect(offered.status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      // The claim handler reads the pool, writes the claim over the stub (taking its offers), and dies.
+      api.faults.dieBeforeCall(3);
+      const died = await api.call('POST', 'claims', {
+        metadata: { name: 'dies' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+      });
+      expect(died.status).toBe(500);
+      expect(api.faults.revive()).toBe(true);
+      clock.passHandlerDeadline();
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/dies');
+      expect(claim.body.status).toMatchObject({ value: '1', allocationRef: { name: 'p-1' } });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+      world.close();
+    }
+  });
+
+  it('tells a claim that waited for its pool that the pool, once created, is exhausted', async () => {
+    const world = await World.create(store, 15, 1);
+    const api = world.instances[0]!;
+    try {
+      const held = await api.call('PUT', 'indices/p1-18', {
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' }, index: 18, claimRef: { name: 'c0' } },
+      });
+      expect(held.status).toBe(201);
+      const waiting = await api.call('POST', 'claims', {
+        metadata: { name: 'c3' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p1' } },
+      });
+      expect(waiting.body.status.conditions[0].reason).toBe('PoolNotFound');
+      // The stream has seen the claim before the pool appears: only the pool's arrival can wake it.
+      await world.queue.drain(world.streamHandler, world.random);
+      await api.call('PUT', 'indexpools/p1', { spec: { ranges: ['18..18'] } });
+
+      await world.queue.drain(world.streamHandler, world.random);
+      const claim = await api.call('GET', 'claims/c3');
+      expect(claim.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
+
+  it('offers an object to a claim name even when the claim is created between the two writes of the offer', async () => {
+    const world = await World.create(store, 16, 2);
+    const [provisioner, claimer] = world.instances as [Instance, Instance];
+    try {
+      await provisioner.call('PUT', 'indexpools/p', { spec: { ranges: ['0..3'] } });
+      let raced = false;
+      provisioner.faults.beforeCall = async (operation, input) => {
+        if (raced || operation !== 'UpdateItem' || !String(input.UpdateExpression).includes('offers.#k'))
+          return;
+        raced = true;
+        const created = await claimer.call('PUT', 'claims/c2', {
+          spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+        });
+        expect(created.status).toBe(201);
+      };
+      const offered = await provisioner.call('PUT', 'indices/p-0', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 0, claimRef: { name: 'c2' } },
+      });
+      provisioner.faults.beforeCall = undefined;
+      expect(raced).toBe(true);
+      expect(offered.status, JSON.stringify(offered.body)).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      world.close();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * The world the model test runs in: one table in a shared in-memory dynalite, several independent "Lambda
+ * instances" of the HTTP handler (each its own SDK client with its own faults, its own search memory), a
+ * stream function instance (its own client and faults) fed by a hand-delivered stream, and an observer that
+ * reads the whole table to check the invariants. Not a test file.
+ */
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createHttpHandler } from '../../functions/http.ts';
+import { createStreamHandler } from '../../functions/stream.ts';
+import { HANDLER_DEADLINE_MS } from '../../lib/claims.ts';
+import { fakeContext } from '../../lib/local/server.ts';
+import { ensureTable, localClient, type LocalStore } from '../../lib/local/store.ts';
+import { Table } from '../../lib/table.ts';
+import { httpEvent } from '../helpers/events.ts';
+import { Faults, faultyClient, seededRandom, type FaultKind } from '../helpers/faults.ts';
+import { StreamQueue } from '../helpers/stream-queue.ts';
+
+export const NAMESPACE = 'model';
+
+export interface Answer {
+  status: number;
+  body: any;
+}
+
+export interface Instance {
+  faults: Faults;
+  call(method: string, path: string, body?: unknown): Promise<Answer>;
+  /** A new Lambda instance in place of this one (after it died): fresh search memory, same client. */
+  restart(): void;
+}
+
+/**
+ * Time as the handlers see it. A handler that dies leaves its claim `Allocating` until its deadline; the
+ * test moves the clock past that deadline instead of waiting for it.
+ */
+export class Clock {
+  offset = 0;
+  private readonly realNow = Date.now.bind(Date);
+  now = () => this.realNow() + this.offset;
+  passHandlerDeadline(): void {
+    this.offset += HANDLER_DEADLINE_MS + 1;
+  }
+}
+
+let tables = 0;
+
+export class World {
+  readonly instances: Instance[] = [];
+  readonly streamFaults: Faults;
+  readonly streamHandler: ReturnType<typeof createStreamHandler>;
+  readonly queue: StreamQueue;
+  readonly random: () => number;
+  private readonly observer: Table;
+  private readonly observerHandler: ReturnType<typeof createHttpHandler>;
+  private readonly clients: { destroy(): void }[] = [];
+
+  private constructor(
+    readonly store: LocalStore,
+    readonly tableName: string,
+    seed: number,
+    instanceCount: number,
+  ) {
+    this.random = seededRandom(seed);
+    const observerClient = localClient(store.endpoint);
+    this.clients.push(observerClient);
+    this.observer = new Table({ tableName, client: observerClient });
+    this.observerHandler = createHttpHandler({ table: this.observer });
+    for (let i = 0; i < instanceCount; i++) this.instances.push(this.startInstance(seed + 1 + i));
+    this.streamFaults = new Faults(seededRandom(seed + 100));
+    const streamClient = faultyClient(store.endpoint, this.streamFaults);
+    this.clients.push(streamClient);
+    this.streamHandler = createStreamHandler({ table: new Table({ tableName, client: streamClient }) });
+    this.queue = new StreamQueue(store, tableName);
+  }
+
+  static async create(store: LocalStore, seed: number, instanceCount = 3): Promise<World> {
+    const tableName = `model-${process.pid}-${++tables}`;
+    const client = localClient(store.endpoint);
+    await ensureTable(client, tableName);
+    client.destroy();
+    return new World(store, tableName, seed, instanceCount);
+  }
+
+  private startInstance(seed: number): Instance {
+    const faults = new Faults(seededRandom(seed));
+    const client = faultyClient(this.store.endpoint, faults);
+    this.clients.push(client);
+    const table = new Table({ tableName: this.tableName, client });
+    let handler = createHttpHandler({ table, frontiers: new Map() });
+    return {
+      faults,
+      restart: () => {
+        handler = createHttpHandler({ table, frontiers: new Map() });
+      },
+      call: (method, path, body) => callHandler(handler, method, path, body),
+    };
+  }
+
+  /** Reads through a handler on a client without faults (the pools' status as the API shows it). */
+  observe(path: string): Promise<Answer> {
+    return callHandler(this.observerHandler, 'GET', path);
+  }
+
+  /** Every item of the table, by type. */
+  async snapshot(): Promise<Snapshot> {
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.observer.doc.send(
+        new ScanCommand({ TableName: this.tableName, ExclusiveStartKey: start, ConsistentRead: true }),
+      );
+      items.push(...((page.Items ?? []) as Item[]));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return {
+      pools: items.filter((item) => item.t === 'pool'),
+      claims: items.filter((item) => item.t === 'claim'),
+      allocations: items.filter((item) => item.t === 'alloc'),
+    };
+  }
+
+  /** Faults injected so far, by kind, over every instance and the stream function. */
+  faultsInjected(): Record<FaultKind, number> {
+    const sum: Record<FaultKind, number> = { throttle: 0, timeout: 0, lostAnswer: 0, died: 0 };
+    for (const faults of [...this.instances.map((instance) => instance.faults), this.streamFaults])
+      for (const kind of Object.keys(sum) as FaultKind[]) sum[kind] += faults.injected[kind];
+    return sum;
+  }
+
+  setFaultRate(rate: number): void {
+    for (const instance of this.instances) instance.faults.rate = rate;
+    this.streamFaults.rate = rate;
+  }
+
+  close(): void {
+    this.queue.close();
+    for (const client of this.clients) client.destroy();
+  }
+}
+
+export type Item = Record<string, any> & { pk: string; sk: string; t: string };
+
+export interface Snapshot {
+  pools: Item[];
+  claims: Item[];
+  allocations: Item[];
+}
+
+async function callHandler(
+  handler: ReturnType<typeof createHttpHandler>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Answer> {
+  const result = (await handler(
+    httpEvent(method, path.startsWith('/') ? path : `/v1/namespaces/${NAMESPACE}/${path}`, body),
+    fakeContext('allot-model'),
+  )) as APIGatewayProxyStructuredResultV2;
+  return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };
+}
