@@ -284,22 +284,16 @@ export class Table {
       set.push(`#q${i} = :q${i}`);
     });
     if (version !== undefined) values[':was'] = version;
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: groupKey(pool, ref),
-          UpdateExpression: `SET ${set.join(', ')}`,
-          ConditionExpression: version === undefined ? 'attribute_not_exists(v)' : 'v = :was',
-          ExpressionAttributeNames: markers.length ? names : undefined,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditional(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: groupKey(pool, ref),
+        UpdateExpression: `SET ${set.join(', ')}`,
+        ConditionExpression: version === undefined ? 'attribute_not_exists(v)' : 'v = :was',
+        ExpressionAttributeNames: markers.length ? names : undefined,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   /** Drops markers whose changes the pool's counts hold, and notes that the directory lists the group. */
@@ -354,6 +348,18 @@ export class Table {
     }
   }
 
+  /** Sends a conditional write: true when it landed, false when its condition did not hold. */
+  private async conditional(command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
+    try {
+      // One call for the three command types (send is overloaded per command).
+      await this.doc.send(command as PutCommand);
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   /** Every item a Query matches, page after page. */
   private async *pages(input: QueryCommandInput): AsyncGenerator<Item> {
     let start: Item | undefined;
@@ -374,34 +380,28 @@ export class Table {
     revision: string | undefined,
     counts: PoolCounts,
   ): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: 'SET #c = :counts',
-          ConditionExpression:
-            revision === undefined
-              ? '#m.#uid = :uid AND attribute_not_exists(#c)'
-              : '#m.#uid = :uid AND #c.#r = :revision',
-          ExpressionAttributeNames: {
-            '#c': 'counts',
-            '#m': 'metadata',
-            '#uid': 'uid',
-            ...(revision === undefined ? {} : { '#r': 'revision' }),
-          },
-          ExpressionAttributeValues: {
-            ':counts': counts,
-            ':uid': uid,
-            ...(revision === undefined ? {} : { ':revision': revision }),
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditional(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET #c = :counts',
+        ConditionExpression:
+          revision === undefined
+            ? '#m.#uid = :uid AND attribute_not_exists(#c)'
+            : '#m.#uid = :uid AND #c.#r = :revision',
+        ExpressionAttributeNames: {
+          '#c': 'counts',
+          '#m': 'metadata',
+          '#uid': 'uid',
+          ...(revision === undefined ? {} : { '#r': 'revision' }),
+        },
+        ExpressionAttributeValues: {
+          ':counts': counts,
+          ':uid': uid,
+          ...(revision === undefined ? {} : { ':revision': revision }),
+        },
+      }),
+    );
   }
 
   // ------------------------------------------------------------ pools and claims
@@ -549,40 +549,33 @@ export class Table {
    * False when the claim changed meanwhile.
    */
   async unbindClaim(key: ItemKey, uid: string, from: ItemKey): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression:
-            'SET phase = :waiting, #st = :status, rv = rv + :one REMOVE bound, allocatingUntil',
-          ConditionExpression: '#m.#uid = :uid AND bound.pk = :pk AND bound.sk = :sk',
-          ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#st': 'status' },
-          ExpressionAttributeValues: {
-            ':waiting': 'Waiting',
-            ':status': {
-              conditions: [
-                {
-                  type: 'Allocated',
-                  status: 'Unknown',
-                  reason: 'Allocating',
-                  message: 'its allocation object was deleted; a value is being allocated',
-                  lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-                },
-              ],
-            },
-            ':one': 1,
-            ':uid': uid,
-            ':pk': from.pk,
-            ':sk': from.sk,
+    return this.conditional(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET phase = :waiting, #st = :status, rv = rv + :one REMOVE bound, allocatingUntil',
+        ConditionExpression: '#m.#uid = :uid AND bound.pk = :pk AND bound.sk = :sk',
+        ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#st': 'status' },
+        ExpressionAttributeValues: {
+          ':waiting': 'Waiting',
+          ':status': {
+            conditions: [
+              {
+                type: 'Allocated',
+                status: 'Unknown',
+                reason: 'Allocating',
+                message: 'its allocation object was deleted; a value is being allocated',
+                lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+              },
+            ],
           },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+          ':one': 1,
+          ':uid': uid,
+          ':pk': from.pk,
+          ':sk': from.sk,
+        },
+      }),
+    );
   }
 
   /** Offers an allocation object to a claim name: adds it to the claim's stub, or to the claim itself. */
@@ -711,19 +704,13 @@ export class Table {
     slot: bigint,
     resource: Resource,
   ): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: allocationItem(key, record, slot, resource),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditional(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: allocationItem(key, record, slot, resource),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
   }
 
   /**
@@ -773,59 +760,41 @@ export class Table {
    * `toUid`, keeping the name: binds (a claim's uid), or releases under Retain ("").
    */
   async setAllocationUid(key: ItemKey, claimName: string, fromUid: string, toUid: string): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: 'SET #s.#c.#uid = :to, rv = rv + :one',
-          ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :from',
-          ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
-          ExpressionAttributeValues: { ':name': claimName, ':from': fromUid, ':to': toUid, ':one': 1 },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditional(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET #s.#c.#uid = :to, rv = rv + :one',
+        ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :from',
+        ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
+        ExpressionAttributeValues: { ':name': claimName, ':from': fromUid, ':to': toUid, ':one': 1 },
+      }),
+    );
   }
 
   /** Deletes an allocation object if it is still bound to claim uid `uid`. */
   async deleteBoundAllocation(key: ItemKey, claimName: string, uid: string): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: key,
-          ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :uid',
-          ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
-          ExpressionAttributeValues: { ':name': claimName, ':uid': uid },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditional(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: key,
+        ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :uid',
+        ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
+        ExpressionAttributeValues: { ':name': claimName, ':uid': uid },
+      }),
+    );
   }
 
   /** Records a custom allocation name; false when the name is taken by another allocation. */
   async putName(key: ItemKey, target: ItemKey): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...key, t: 'name', target },
-          ConditionExpression: 'attribute_not_exists(pk) OR (target.pk = :pk AND target.sk = :sk)',
-          ExpressionAttributeValues: { ':pk': target.pk, ':sk': target.sk },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditional(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...key, t: 'name', target },
+        ConditionExpression: 'attribute_not_exists(pk) OR (target.pk = :pk AND target.sk = :sk)',
+        ExpressionAttributeValues: { ':pk': target.pk, ':sk': target.sk },
+      }),
+    );
   }
 
   async deleteName(key: ItemKey, target: ItemKey): Promise<void> {
