@@ -273,6 +273,14 @@ out.push(
 out.push(
   '(stream req/claim: requests of the stream refresh per claim; it reads and writes only the blocks its claims touched)',
 );
+if (concurrent.tail) {
+  const tail = concurrent.tail;
+  out.push(
+    `Tail of the ${CONCURRENT_CLIENTS}-client run (claims at or above the p99 of capacity): ${tail.claims} claims, ` +
+      `${tail.conditionalFailures} lost puts each, operations ${JSON.stringify(tail.operations)}, ` +
+      `${tail.inFirstSecond} of them sent in the run's first second`,
+  );
+}
 const concentrationLines = (of: readonly SpaceConcentration[]) => {
   for (const space of of) {
     out.push(

@@ -40,6 +40,8 @@ export interface ClaimSample {
   conditionalFailures: number;
   errors: number;
   ms: number;
+  /** When the claim was sent (performance.now()). */
+  startedAt: number;
   records: RequestRecord[];
 }
 
@@ -65,6 +67,16 @@ export interface ScenarioResult {
   sdkRetries: number;
   /** Mean requests per claim by operation. */
   operationsPerClaim: Record<string, number>;
+  /**
+   * The claims at or above the p99 of capacity units: how many, their mean lost puts and operations, and
+   * how many were sent in the run's first second (the first claims of every instance start together).
+   */
+  tail?: {
+    claims: number;
+    conditionalFailures: number;
+    operations: Record<string, number>;
+    inFirstSecond: number;
+  };
   /** Mean capacity units per claim by operation (table as reported, plus the estimates). */
   capacityByOperation: Record<string, number>;
   materialised: Materialised;
@@ -87,6 +99,7 @@ export interface ScenarioResult {
 export async function claimOnce(instance: Instance, pool: BenchPool, name: string): Promise<ClaimSample> {
   const mark = instance.meter.mark();
   const started = performance.now();
+  const startedAt = started;
   const answer = await instance.call('POST', 'claims', claimBody(name, pool.ref));
   const ms = performance.now() - started;
   const taken = answer.body?.status?.value as string | undefined;
@@ -103,6 +116,7 @@ export async function claimOnce(instance: Instance, pool: BenchPool, name: strin
     conditionalFailures: sum.conditionalFailures,
     errors: sum.errors,
     ms,
+    startedAt,
     records,
   };
 }
@@ -202,6 +216,16 @@ function summarise(
     elapsedSeconds: round(elapsedSeconds, 2),
   };
   if (variant) result.variant = variant;
+  if (clients > 1) {
+    const first = Math.min(...samples.map((sample) => sample.startedAt));
+    const tail = samples.filter((sample) => sample.units >= result.capacityPerClaim.p99);
+    result.tail = {
+      claims: tail.length,
+      conditionalFailures: round(tail.reduce((sum, s) => sum + s.conditionalFailures, 0) / tail.length, 2),
+      operations: perOperation(tail, () => 1),
+      inFirstSecond: tail.filter((sample) => sample.startedAt - first < 1000).length,
+    };
+  }
   if (pool.shape.huge && pool.virtualPrefix > 0n)
     result.requestsOutsideWindow = outsideWindow(pool, samples, pool.blockOf(pool.virtualPrefix), undefined);
   if (pool.shape.huge && pool.randomWindow > 0n)

@@ -90,21 +90,24 @@ export async function allocateNext(
   const random = options.random ?? Math.random;
   let collisions = 0;
   let raced = false;
-  let reads = 0;
-  // The summary until a put it suggested loses: then the objects themselves, for the rest of the search.
-  let summary = port.summaryHeldSlots !== undefined;
+  let objectReads = 0;
+  // After a put the summary suggested loses, the rest of that block is read from the objects (the summary
+  // lags there); then the summary again.
+  let objectsUntil = -1n;
   let summaryHeld = new Set<bigint>();
   let missed = false;
   for (const run of runsFrom(segments, options.from ?? 0n)) {
     let cursor = run.first;
     while (cursor <= run.last) {
+      const summary = port.summaryHeldSlots !== undefined && cursor > objectsUntil;
       const spanLast = minBig(run.last, cursor | ((summary ? SUMMARY_SPAN : BLOCK_SIZE) - 1n));
-      const limit =
-        !summary && reads++ === 0
-          ? collisions > 0
-            ? READ_AFTER_MISS_LIMIT
-            : options.firstReadLimit
-          : undefined;
+      const limit = summary
+        ? undefined
+        : missed
+          ? READ_AFTER_MISS_LIMIT
+          : objectReads++ === 0
+            ? options.firstReadLimit
+            : undefined;
       const read = summary
         ? await port.summaryHeldSlots!(cursor, spanLast)
         : await port.heldSlots(cursor, spanLast, limit);
@@ -128,13 +131,16 @@ export async function allocateNext(
       for (let slot = cursor; slot <= known; slot++) if (!held.has(slot)) free.push(slot);
       let reread = false;
       while (free.length > 0) {
-        const pick = raced || (summary && collisions > 0) ? Math.floor(random() * free.length) : 0;
+        const spread = raced || (options.contended === true && summary && collisions > 0);
+        const pick = spread ? Math.floor(random() * free.length) : 0;
         const [slot] = free.splice(pick, 1) as [bigint];
         if (await port.tryCreate(valueAt(slot), raced))
           return { kind: 'allocated', value: valueAt(slot), collisions, raced };
         collisions++;
         if (summary && !(options.contended && collisions < CONTENDED_SUMMARY_MISSES)) {
-          summary = false; // it lags: read this span again from the objects
+          // It lags here: read the objects from this value to the end of its block.
+          objectsUntil = slot | (BLOCK_SIZE - 1n);
+          cursor = slot;
           missed = true;
           reread = true;
           break;

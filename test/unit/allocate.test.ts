@@ -232,10 +232,19 @@ describe('allocateNext, with the summary', () => {
     const outcome = await allocateNext([seg(0n, 99n)], valueAt, port, { random: () => 0.99 });
     expect(outcome).toEqual({ kind: 'allocated', value: valueAt(6n), collisions: 1, raced: false });
     expect(port.puts).toEqual([3n, 6n]);
-    // The first read after the miss takes a few objects only (cheap where free values are near).
-    expect(port.reads).toEqual([
-      [0n, 63n],
-      [6n, 63n],
+    // The objects are read from the lost value on, a few at first (cheap where free values are near).
+    expect(port.reads).toEqual([[3n, 63n]]);
+  });
+
+  it('reads the objects only for the block where the summary lagged, then the summary again', async () => {
+    const block = Array.from({ length: 64 }, (_, i) => BigInt(i));
+    const port = new LaggingPort(block, new Set());
+    const outcome = await allocateNext([seg(0n, 9999n)], valueAt, port);
+    expect(outcome).toEqual({ kind: 'allocated', value: valueAt(64n), collisions: 1, raced: false });
+    expect(port.reads.every(([first, last]) => first >= 0n && last <= 63n)).toBe(true);
+    expect(port.summaryReads).toEqual([
+      [0n, 4095n],
+      [64n, 4095n],
     ]);
   });
 
