@@ -16,14 +16,14 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ordinalOf, slotAt } from '../lib/candidates.ts';
-import { newAllocation, poolKeyOf, type ClaimContext } from '../lib/claims.ts';
+import { newAllocation, type ClaimContext } from '../lib/claims.ts';
 import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/kinds.ts';
-import { spaceOf } from '../lib/objects.ts';
+import { spaceOf, timestamp } from '../lib/objects.ts';
 import { refreshPool } from '../lib/reconcile.ts';
 import type { SlotChange } from '../lib/tally.ts';
 import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/records.ts';
 import { valueKind } from '../lib/spaces.ts';
-import { allocationKey, BLOCK_BITS, objectKey, type PoolId, type Table } from '../lib/table.ts';
+import { allocationKey, BLOCK_BITS, objectKey, poolKeyOf, type PoolId, type Table } from '../lib/table.ts';
 import type { ParsedValue, PoolSpace } from '../lib/values.ts';
 import { NAMESPACE, type Instance } from './instance.ts';
 
@@ -242,7 +242,7 @@ export class BenchPool {
 
   /** Writes the allocation objects a claim would have written for each ordinal; returns how many. */
   private async write(table: Table, ordinals: readonly bigint[]): Promise<number> {
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = timestamp();
     const entries = ordinals.map((ordinal) => {
       const value = this.valueAt(ordinal);
       this.noteChange(value.value, true);
@@ -312,7 +312,7 @@ function standInClaim(name: string, pool: PoolId): ClaimRecord {
       namespace: pool.namespace,
       uid: randomUUID(),
       generation: 1,
-      creationTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      creationTimestamp: timestamp(),
       labels: {},
       annotations: {},
     },

@@ -5,17 +5,17 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext } from './allocate.ts';
+import { allocateNext, type AllocationPort } from './allocate.ts';
 import { ordinalOf, type Segment } from './candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from './kinds.ts';
-import { allocationRefOf, condition, spaceOf } from './objects.ts';
+import { allocationRefOf, condition, spaceOf, timestamp } from './objects.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
 import { valueKind } from './spaces.ts';
 import {
   ConditionFailedError,
   GROUP_BITS,
   allocationKey,
-  objectKey,
+  poolKeyOf,
   type PoolId,
   type Stored,
   type Table,
@@ -45,18 +45,12 @@ export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
 
 export type WaitingReason = 'PoolNotFound' | 'PoolExhausted' | 'ValueTaken';
 
-const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 export function poolIdOf(claim: ClaimRecord): PoolId {
   return {
     namespace: claim.metadata.namespace,
     kind: claim.spec.poolRef.kind as PoolKind,
     name: claim.spec.poolRef.name,
   };
-}
-
-export function poolKeyOf(pool: PoolId): ItemKey {
-  return objectKey(pool.namespace, poolKindInfo(pool.kind)!.resource, pool.name);
 }
 
 /** Whether the claim's poolRef names a kind and apiVersion Allot serves. */
@@ -275,37 +269,34 @@ export async function decide(
       collisions: 0,
     };
   }
+  const family = familyOf(space);
+  const port: AllocationPort = {
+    heldSlots: (first, last, limit) =>
+      ctx.table.heldSlots(poolId, info.allocationKind, family, first, last, limit),
+    // Until the stream function has counted this pool (and this spec), its summaries may still show what
+    // an earlier pool of the name held: read the objects.
+    summaryHeldSlots: !summarised(pool)
+      ? undefined
+      : async (first, last) => {
+          const group = { family, group: first >> GROUP_BITS };
+          const { bits } = await ctx.table.readGroup(poolId, group, false);
+          const base = group.group << GROUP_BITS;
+          const held: bigint[] = [];
+          for (let slot = first; slot <= last; slot++) if (isHeld(bits, Number(slot - base))) held.push(slot);
+          return held;
+        },
+    tryCreate,
+  };
+  const poolContended = isContended(ctx, pool);
   const search = (from: bigint, stopAtCollision = false) =>
-    allocateNext(
-      restricted.segments,
-      (slot) => space.valueAt(slot),
-      {
-        heldSlots: (first, last, limit) =>
-          ctx.table.heldSlots(poolId, info.allocationKind, familyOf(space), first, last, limit),
-        // Until the stream function has counted this pool (and this spec), its summaries may still
-        // show what an earlier pool of the name held: read the objects.
-        summaryHeldSlots: !summarised(pool)
-          ? undefined
-          : async (first, last) => {
-              const ref = { family: familyOf(space), group: first >> GROUP_BITS };
-              const { bits } = await ctx.table.readGroup(poolId, ref, false);
-              const base = ref.group << GROUP_BITS;
-              const held: bigint[] = [];
-              for (let slot = first; slot <= last; slot++)
-                if (isHeld(bits, Number(slot - base))) held.push(slot);
-              return held;
-            },
-        tryCreate,
-      },
-      {
-        from,
-        random: ctx.random,
-        stopAtCollision,
-        contended: isContended(ctx, pool),
-        tookRecently: (slot) => ctx.recentlyTaken?.get(pool.metadata.uid)?.includes(slot) ?? false,
-      },
-    );
-  const contended = unrestricted && isContended(ctx, pool);
+    allocateNext(restricted.segments, (slot) => space.valueAt(slot), port, {
+      from,
+      random: ctx.random,
+      stopAtCollision,
+      contended: poolContended,
+      tookRecently: (slot) => ctx.recentlyTaken?.get(pool.metadata.uid)?.includes(slot) ?? false,
+    });
+  const contended = unrestricted && poolContended;
   const spreadStart = () => start + spreadOffset(ctx, space.total - start);
   const from = contended ? spreadStart() : start;
   // A lone caller's first lost race shows others are claiming here: spread at once rather than try the

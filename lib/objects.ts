@@ -5,6 +5,11 @@ import { poolSpecChecker, valueKind } from './spaces.ts';
 import type { PoolSpace } from './values.ts';
 import type { Metadata } from './validation.ts';
 
+/** Now, as objects carry times: UTC, whole seconds (`2026-11-29T12:00:00Z`). */
+export function timestamp(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 export type ApiObject = Record<string, unknown>;
 
 function metadataOut(metadata: Metadata): Metadata {

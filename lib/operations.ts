@@ -20,7 +20,15 @@ import {
   type Resource,
 } from './kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from './names.ts';
-import { allocationObject, claimObject, condition, poolObject, spaceOf, type ApiObject } from './objects.ts';
+import {
+  allocationObject,
+  claimObject,
+  condition,
+  poolObject,
+  spaceOf,
+  type ApiObject,
+  timestamp,
+} from './objects.ts';
 import type { AllocationRecord, ClaimRecord, ClaimSpec, ItemKey, PoolRecord } from './records.ts';
 import { poolSpecChecker, valueKind } from './spaces.ts';
 import { parseRange } from './ranges.ts';
@@ -74,7 +82,6 @@ export interface Reply {
 
 export type Operation = (request: OperationRequest, ctx: ClaimContext) => Promise<Reply>;
 
-const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const MAX_REPLACE_ATTEMPTS = 5;
 
 // ---------------------------------------------------------------- request pieces

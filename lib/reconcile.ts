@@ -24,19 +24,13 @@
  *                                                                        the pool's counts (lib/tally.ts);
  *                                                                        wake waiters after a removal
  */
-import {
-  allocatedOutcome,
-  bindable,
-  poolKeyOf,
-  reconcileClaim,
-  settle,
-  type ClaimContext,
-} from './claims.ts';
+import { allocatedOutcome, bindable, reconcileClaim, settle, type ClaimContext } from './claims.ts';
 import { poolKindInfo, type PoolKind } from './kinds.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
 import { valueKind } from './spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
-import { objectKey, type PoolId, type Stored } from './table.ts';
+import { objectKey, poolKeyOf, type PoolId, type Stored } from './table.ts';
+import { timestamp } from './objects.ts';
 
 export interface ChangeRecord {
   /** The stream record's id (Lambda's eventID): the same record delivered again has the same id. */
@@ -49,8 +43,6 @@ export interface ChangeRecord {
 
 /** How many waiting claims one pool refresh tries at most; the allocations it makes trigger the next. */
 const WAKE_LIMIT = 100;
-
-const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** A pool whose counts and waiting claims must be refreshed: a slot change, or a recount. */
 export interface Touched {

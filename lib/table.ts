@@ -37,7 +37,7 @@ import {
   type NativeAttributeValue,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { AllocationKind, PoolKind, Resource } from './kinds.ts';
+import { poolKindInfo, type AllocationKind, type PoolKind, type Resource } from './kinds.ts';
 import type {
   AllocationRecord,
   ClaimRecord,
@@ -46,6 +46,7 @@ import type {
   PoolCounts,
   PoolRecord,
 } from './records.ts';
+import { timestamp } from './objects.ts';
 import { slotWidth } from './spaces.ts';
 import { ALLOCATIONS_INDEX, WAITING_INDEX } from './table-schema.ts';
 import type { ParsedValue } from './values.ts';
@@ -82,6 +83,11 @@ export interface PoolId {
   namespace: string;
   kind: PoolKind;
   name: string;
+}
+
+/** Where a pool lives. */
+export function poolKeyOf(pool: PoolId): ItemKey {
+  return objectKey(pool.namespace, poolKindInfo(pool.kind)!.resource, pool.name);
 }
 
 /** Where an allocation of `value` in a pool lives: its key, and its entry in the `allocations` index. */
@@ -565,7 +571,7 @@ export class Table {
                 status: 'Unknown',
                 reason: 'Allocating',
                 message: 'its allocation object was deleted; a value is being allocated',
-                lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+                lastTransitionTime: timestamp(),
               },
             ],
           },

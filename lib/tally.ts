@@ -22,12 +22,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { containsSlot, ordinalOf, runsFrom } from './candidates.ts';
 import type { ClaimContext } from './claims.ts';
-import { poolKindInfo } from './kinds.ts';
-import { spaceOf } from './objects.ts';
+import { spaceOf, timestamp } from './objects.ts';
 import type { PoolCounts, PoolRecord } from './records.ts';
 import {
   GROUP_BITS,
-  objectKey,
+  poolKeyOf,
   type GroupRef,
   type GroupSummary,
   type MarkerEntry,
@@ -63,7 +62,6 @@ const GROUP_SIZE = 1n << GROUP_BITS;
 
 type Touched = Map<string, { ref: GroupRef; summary: GroupSummary; mine: Set<string> }>;
 
-const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const refId = (ref: GroupRef) => `${ref.family ?? 0}:${ref.group.toString(16)}`;
 
 /** A record's marker id: short, and the same for every delivery of the record. */
@@ -78,10 +76,6 @@ export function isHeld(bits: Uint8Array, offset: number): boolean {
 function setHeld(bits: Uint8Array, offset: number, held: boolean): void {
   if (held) bits[offset >> 3]! |= 1 << (offset & 7);
   else bits[offset >> 3]! &= ~(1 << (offset & 7));
-}
-
-function poolKey(id: PoolId) {
-  return objectKey(id.namespace, poolKindInfo(id.kind)!.resource, id.name);
 }
 
 /**
@@ -171,7 +165,7 @@ async function applyMarkers(
     [...mine].map((marker) => ({ marker, ref, entries: summary.pending.get(marker) ?? [] })),
   );
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const pool = await ctx.table.get<PoolRecord>(poolKey(id));
+    const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
     // No pool (yet): the markers stay on the summaries; the pool's first recount takes them.
     if (pool?.t !== 'pool') return undefined;
     const previous = pool.counts;
@@ -204,7 +198,7 @@ async function applyMarkers(
     if (took) hint = await advanceHint(ctx, id, space, hint, touched);
     const counts = nextCounts(pool, previous, { allocated, held, searchFrom: hint, freed, applied }, space);
     if (raced) counts.contendedUntil = new Date(Date.now() + POOL_CONTENTION_MS).toISOString();
-    if (await ctx.table.writeTally(poolKey(id), pool.metadata.uid, previous?.revision, counts)) {
+    if (await ctx.table.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
       return { freed, available: counts.available ?? true };
     }
   }
@@ -253,7 +247,7 @@ async function advanceHint(
  */
 async function recount(ctx: ClaimContext, id: PoolId, touched: Touched): Promise<TallyResult | undefined> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const pool = await ctx.table.get<PoolRecord>(poolKey(id));
+    const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
     if (pool?.t !== 'pool') return undefined;
     const space = spaceOf(pool);
     const previous = pool.counts;
@@ -290,7 +284,7 @@ async function recount(ctx: ClaimContext, id: PoolId, touched: Touched): Promise
       },
       space,
     );
-    if (await ctx.table.writeTally(poolKey(id), pool.metadata.uid, previous?.revision, counts)) {
+    if (await ctx.table.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
       return { freed: true, available: counts.available ?? true };
     }
   }
@@ -300,13 +294,13 @@ async function recount(ctx: ClaimContext, id: PoolId, touched: Touched): Promise
 /** Step D: the summaries no longer carry these markers, so `applied` need not remember them. */
 async function forgetApplied(ctx: ClaimContext, id: PoolId, markers: Set<string>): Promise<void> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const pool = await ctx.table.get<PoolRecord>(poolKey(id));
+    const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
     const previous = pool?.t === 'pool' ? pool.counts : undefined;
     if (!pool || !previous?.applied) return;
     const kept = Object.entries(previous.applied).filter(([marker]) => !markers.has(marker));
     if (kept.length === Object.keys(previous.applied).length) return;
     const counts = { ...previous, applied: Object.fromEntries(kept), revision: randomUUID() };
-    if (await ctx.table.writeTally(poolKey(id), pool.metadata.uid, previous.revision, counts)) return;
+    if (await ctx.table.writeTally(poolKeyOf(id), pool.metadata.uid, previous.revision, counts)) return;
   }
 }
 
