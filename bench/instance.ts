@@ -2,26 +2,17 @@
  * A "Lambda instance" of the claim function, as the benchmark runs it: its own DynamoDB client (with the
  * counting middleware), its own table object and its own search memory, behind the real HTTP handler.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createHttpHandler } from '../functions/http.ts';
 import type { ClaimContext } from '../lib/claims.ts';
 import { fakeContext } from '../lib/local/server.ts';
+import { localClient } from '../lib/local/store.ts';
 import { Table } from '../lib/table.ts';
 import { httpEvent } from '../test/helpers/events.ts';
 import { Meter } from './measure.ts';
 
 export const NAMESPACE = 'bench';
-
-/** A client for the local store, configured as lib/local/store.ts's `localClient`. */
-export function benchClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: 3,
-  });
-}
 
 export interface Answer {
   status: number;
@@ -39,7 +30,7 @@ export interface Instance {
 }
 
 export function startInstance(endpoint: string, tableName: string, functionName = 'claim'): Instance {
-  const client = benchClient(endpoint);
+  const client = localClient(endpoint);
   const meter = new Meter().attach(client);
   const table = new Table({ tableName, client });
   const context: ClaimContext = { table, frontiers: new Map() };

@@ -13,7 +13,7 @@ import { newAllocation } from '../lib/claims.ts';
 import type { ClaimRecord, PoolRecord } from '../lib/records.ts';
 import { valueKind } from '../lib/spaces.ts';
 import { allocationKey, Table } from '../lib/table.ts';
-import { benchClient } from './instance.ts';
+import { localClient } from '../lib/local/store.ts';
 import { round } from './measure.ts';
 
 export const RAW_SECONDS = 2;
@@ -36,7 +36,7 @@ export async function rawConditionalPuts(
   item: RawItem = 'allocation',
 ): Promise<RawResult> {
   const run = randomUUID().slice(0, 8);
-  const bases = Array.from({ length: clients }, () => benchClient(endpoint));
+  const bases = Array.from({ length: clients }, () => localClient(endpoint));
   const docs = bases.map((base) => DynamoDBDocumentClient.from(base));
   const tables = bases.map((client) => new Table({ tableName, client }));
   const pool = standInPool(`raw-${run}`);
