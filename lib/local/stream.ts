@@ -36,6 +36,37 @@ interface Shard {
   attempts: number;
 }
 
+/**
+ * A committed change (from the local store) as Lambda hands a DynamoDB stream record to the function:
+ * NEW_AND_OLD_IMAGES, keys from the image. Used by the emulation and by tests that deliver by hand.
+ */
+export function streamRecordOf(
+  change: ItemChange,
+  at: { eventID: string; sequence: string; stream: string },
+): DynamoDBRecord {
+  const image = change.newImage ?? change.oldImage!;
+  return {
+    eventID: at.eventID,
+    eventName: change.oldImage ? (change.newImage ? 'MODIFY' : 'REMOVE') : 'INSERT',
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'local',
+    eventSourceARN: `arn:aws:dynamodb:local:000000000000:table/${change.tableName}/stream/${at.stream}`,
+    dynamodb: {
+      ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+      Keys: {
+        [TABLE_PARTITION_KEY]: image[TABLE_PARTITION_KEY]!,
+        [TABLE_SORT_KEY]: image[TABLE_SORT_KEY]!,
+      } as never,
+      ...(change.newImage ? { NewImage: change.newImage as never } : {}),
+      ...(change.oldImage ? { OldImage: change.oldImage as never } : {}),
+      SequenceNumber: at.sequence,
+      SizeBytes: JSON.stringify(image).length,
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    },
+  };
+}
+
 export class LocalStream {
   private readonly shards: Shard[];
   private sequence = 0;
@@ -70,29 +101,13 @@ export class LocalStream {
   /** Takes one committed change (from the local store) as a stream record. */
   push(change: ItemChange): void {
     if (this.stopped) return;
-    const image = change.newImage ?? change.oldImage!;
-    const keys = {
-      [TABLE_PARTITION_KEY]: image[TABLE_PARTITION_KEY]!,
-      [TABLE_SORT_KEY]: image[TABLE_SORT_KEY]!,
-    };
     const sequence = String(++this.sequence).padStart(21, '0');
-    const record: DynamoDBRecord = {
+    const record = streamRecordOf(change, {
       eventID: `local-${this.run}-${sequence}`,
-      eventName: change.oldImage ? (change.newImage ? 'MODIFY' : 'REMOVE') : 'INSERT',
-      eventVersion: '1.1',
-      eventSource: 'aws:dynamodb',
-      awsRegion: 'local',
-      eventSourceARN: `arn:aws:dynamodb:local:000000000000:table/${change.tableName}/stream/local`,
-      dynamodb: {
-        ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
-        Keys: keys as never,
-        ...(change.newImage ? { NewImage: change.newImage as never } : {}),
-        ...(change.oldImage ? { OldImage: change.oldImage as never } : {}),
-        SequenceNumber: sequence,
-        SizeBytes: JSON.stringify(image).length,
-        StreamViewType: 'NEW_AND_OLD_IMAGES',
-      },
-    };
+      sequence,
+      stream: 'local',
+    });
+    const keys = record.dynamodb!.Keys!;
     if (!matchesFilter(record, this.options.filters)) return;
     const shard =
       this.shards[shardOf(String(Object.values(keys[TABLE_PARTITION_KEY]!)[0]), this.shards.length)]!;

@@ -9,6 +9,7 @@
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { LocalStore, ItemChange } from '../../lib/local/store.ts';
+import { streamRecordOf } from '../../lib/local/stream.ts';
 import { matchesFilter } from '../../lib/stream-filter.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
@@ -16,24 +17,8 @@ export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatc
 const keyOf = (record: DynamoDBRecord) => JSON.stringify(record.dynamodb?.Keys);
 
 export function changeRecord(change: ItemChange, sequence: number): DynamoDBRecord {
-  const image = change.newImage ?? change.oldImage!;
   const number = String(sequence).padStart(21, '0');
-  return {
-    eventID: `queued-${number}`,
-    eventName: change.oldImage ? (change.newImage ? 'MODIFY' : 'REMOVE') : 'INSERT',
-    eventVersion: '1.1',
-    eventSource: 'aws:dynamodb',
-    awsRegion: 'local',
-    eventSourceARN: `arn:aws:dynamodb:local:000000000000:table/${change.tableName}/stream/queued`,
-    dynamodb: {
-      Keys: { pk: image.pk!, sk: image.sk! } as never,
-      ...(change.newImage ? { NewImage: change.newImage as never } : {}),
-      ...(change.oldImage ? { OldImage: change.oldImage as never } : {}),
-      SequenceNumber: number,
-      SizeBytes: JSON.stringify(image).length,
-      StreamViewType: 'NEW_AND_OLD_IMAGES',
-    },
-  };
+  return streamRecordOf(change, { eventID: `queued-${number}`, sequence: number, stream: 'queued' });
 }
 
 export class StreamQueue {
