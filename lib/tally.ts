@@ -20,7 +20,7 @@
  * the bits of the groups the directory lists, and takes every marker it sees as counted.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { containsSlot, ordinalOf, runsFrom } from './candidates.ts';
+import { ordinalOf, runsFrom } from './candidates.ts';
 import type { ClaimContext } from './claims.ts';
 import { spaceOf, timestamp } from './objects.ts';
 import type { PoolCounts, PoolRecord } from './records.ts';
@@ -96,21 +96,17 @@ export async function tallyPool(
     byGroup.set(refId(ref), entry);
   }
   const touched: Touched = new Map();
-  const listedNow = new Set<string>();
   for (const { ref, changes: inGroup } of byGroup.values()) {
     const { summary, mine } = await recordChanges(ctx, id, ref, inGroup);
     // Listed before any of its markers can reach the counts, so a recount never misses a counted group.
-    if (!summary.listed && mine.size > 0) {
-      await ctx.table.listGroup(id, ref);
-      listedNow.add(refId(ref));
-    }
+    if (!summary.listed && mine.size > 0) await ctx.table.listGroup(id, ref);
     touched.set(refId(ref), { ref, summary, mine });
   }
 
-  const outcome = options.recount ? await recount(ctx, id, touched) : await applyMarkers(ctx, id, touched);
+  const outcome = options.recount ? await recount(ctx, id) : await applyMarkers(ctx, id, touched);
   if (!outcome) return undefined;
   for (const { ref, mine } of touched.values()) {
-    if (mine.size > 0 || listedNow.has(refId(ref))) await ctx.table.finishGroup(id, ref, [...mine]);
+    if (mine.size > 0) await ctx.table.finishGroup(id, ref, [...mine]);
   }
   const done = [...touched.values()].flatMap(({ mine }) => [...mine]);
   if (done.length > 0) await forgetApplied(ctx, id, new Set(done));
@@ -207,8 +203,7 @@ async function applyMarkers(
 
 /** The slot's position in candidate order, when it is a candidate of the pool's current spec. */
 function candidateOrdinal(space: PoolSpace, family: 4 | 6 | undefined, slot: bigint): bigint | undefined {
-  if (family !== familyOf(space) || !containsSlot(space.segments, slot)) return undefined;
-  return ordinalOf(space.segments, slot);
+  return family === familyOf(space) ? ordinalOf(space.segments, slot) : undefined;
 }
 
 /**
@@ -242,10 +237,11 @@ async function advanceHint(
 }
 
 /**
- * Recounts the pool from the bits of the groups its directory lists. Every marker seen is taken as
- * counted (its bit is); only this batch's own markers are dropped here, others by their own batches.
+ * Recounts the pool from the bits of the groups its directory lists (this batch's groups among them:
+ * they were listed before). Every marker seen is taken as counted (its bit is); only this batch's own
+ * markers are dropped here, others by their own batches.
  */
-async function recount(ctx: ClaimContext, id: PoolId, touched: Touched): Promise<TallyResult | undefined> {
+async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | undefined> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
     if (pool?.t !== 'pool') return undefined;
@@ -271,7 +267,6 @@ async function recount(ctx: ClaimContext, id: PoolId, touched: Touched): Promise
     const now = timestamp();
     const applied = { ...(previous?.applied ?? {}) };
     for (const marker of seen) applied[marker] ??= now;
-    for (const { mine } of touched.values()) for (const marker of mine) applied[marker] ??= now;
     const counts = nextCounts(
       pool,
       previous,
