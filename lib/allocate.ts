@@ -45,12 +45,6 @@ export interface AllocateNextOptions {
   from?: bigint;
   /** Picks among free slots after a collision, to spread racing callers; lowest-first until then. */
   random?: () => number;
-  /**
-   * Reads at most this many held slots on the first read, whole blocks after that. A Query is billed by
-   * the size of what it reads, so where free values are dense a few items show one and the rest of the
-   * block is not read; where they are not, the second read takes the block.
-   */
-  firstReadLimit?: number;
   /** Return at the first lost race instead of trying the block's other free slots. */
   stopAtCollision?: boolean;
   /**
@@ -90,7 +84,6 @@ export async function allocateNext(
   const random = options.random ?? Math.random;
   let collisions = 0;
   let raced = false;
-  let objectReads = 0;
   // After a put the summary suggested loses, the rest of that block is read from the objects (the summary
   // lags there); then the summary again.
   let objectsUntil = -1n;
@@ -101,13 +94,9 @@ export async function allocateNext(
     while (cursor <= run.last) {
       const summary = port.summaryHeldSlots !== undefined && cursor > objectsUntil;
       const spanLast = minBig(run.last, cursor | ((summary ? SUMMARY_SPAN : BLOCK_SIZE) - 1n));
-      const limit = summary
-        ? undefined
-        : missed
-          ? READ_AFTER_MISS_LIMIT
-          : objectReads++ === 0
-            ? options.firstReadLimit
-            : undefined;
+      // The first object read after a miss takes a few objects: a Query is billed by the size of what it
+      // reads, and where free values are near, a few show one; where not, the next read takes the block.
+      const limit = !summary && missed ? READ_AFTER_MISS_LIMIT : undefined;
       const read = summary
         ? await port.summaryHeldSlots!(cursor, spanLast)
         : await port.heldSlots(cursor, spanLast, limit);
