@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { client, indexPool, API_VERSION, startTestAllot } from '../helpers/allot.ts';
+import { busEvent } from '../helpers/events.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { LocalStream } from '../../lib/local/stream.ts';
 import { MemoryEventSink, type DeliveredEvent } from '../../lib/local/events.ts';
@@ -26,18 +27,6 @@ const claimRequest = (name: string, pool: string) => ({
   name,
   spec: { poolRef: poolRef(pool) },
 });
-const busEvent = (detailType: string, detail: unknown) => ({
-  version: '0',
-  id: `bus-${Math.random()}`,
-  'detail-type': detailType,
-  source: 'team.provisioning',
-  account: '000000000000',
-  time: '2026-11-29T12:00:00Z',
-  region: 'local',
-  resources: [],
-  detail,
-});
-
 function published(): DeliveredEvent[] {
   return (allot.events as MemoryEventSink).events;
 }

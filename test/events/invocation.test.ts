@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../functions/observability.ts';
 import { client, indexPool, startTestAllot } from '../helpers/allot.ts';
-import { httpEvent } from '../helpers/events.ts';
+import { busEvent, httpEvent } from '../helpers/events.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import { createClaimsHandler } from '../../functions/claims-handler.ts';
@@ -22,18 +22,6 @@ const claim = (name: string, spec: unknown = { poolRef }) => ({
   spec,
 });
 const release = (name: string) => ({ operation: 'release', namespace: 'default', name });
-const busEvent = (detailType: string, detail: unknown) => ({
-  version: '0',
-  id: 'c1b0e5a0-0000-4000-8000-000000000001',
-  'detail-type': detailType,
-  source: 'team.provisioning',
-  account: '000000000000',
-  time: '2026-11-29T12:00:00Z',
-  region: 'local',
-  resources: [],
-  detail,
-});
-
 async function invoke(fn: 'claim' | 'release', event: unknown): Promise<Record<string, any>> {
   return (await allot.invoke(fn, event)) as Record<string, any>;
 }

@@ -1,4 +1,8 @@
-/** API Gateway HTTP API (payload 2.0) events and a counting SDK client, for calling handlers directly. */
+/**
+ * API Gateway HTTP API (payload 2.0) and EventBridge events and a counting SDK client, for calling
+ * handlers directly.
+ */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
@@ -48,4 +52,19 @@ export function countingClient(endpoint: string) {
     for (const key of Object.keys(counts)) delete counts[key];
   };
   return { client, counts, total, reset };
+}
+
+/** An EventBridge event as a rule delivers it to a Lambda target. */
+export function busEvent(detailType: string, detail: unknown) {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': detailType,
+    source: 'team.provisioning',
+    account: '000000000000',
+    time: '2026-11-29T12:00:00Z',
+    region: 'local',
+    resources: [],
+    detail,
+  };
 }
