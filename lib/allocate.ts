@@ -19,10 +19,10 @@ export interface AllocationPort {
    */
   heldSlots(first: bigint, last: bigint, limit?: number): Promise<bigint[]>;
   /**
-   * Slots held between `first` and `last` (inclusive, inside one summary span) as the stream function's
-   * summary shows them: one small read, but it may lag behind the store. Optional.
+   * Which slots between `first` and `last` (inclusive, inside one summary span) the stream function's
+   * summary shows held, by offset from `first`: one small read, but it may lag behind the store. Optional.
    */
-  summaryHeldSlots?(first: bigint, last: bigint): Promise<bigint[]>;
+  summaryHeld?(first: bigint, last: bigint): Promise<HeldTest>;
   /**
    * Conditionally creates the allocation object; false when another one holds the value. `raced`: this
    * search has lost a race (the object says so, so the stream can tell other instances).
@@ -87,42 +87,49 @@ export async function allocateNext(
   // After a put the summary suggested loses, the rest of that block is read from the objects (the summary
   // lags there); then the summary again.
   let objectsUntil = -1n;
-  let summaryHeld = new Set<bigint>();
+  let lastSummary: { first: bigint; last: bigint; held: HeldTest } | undefined;
   let missed = false;
   for (const run of runsFrom(segments, options.from ?? 0n)) {
     let cursor = run.first;
     while (cursor <= run.last) {
-      const summary = port.summaryHeldSlots !== undefined && cursor > objectsUntil;
+      const summary = port.summaryHeld !== undefined && cursor > objectsUntil;
       const spanLast = minBig(run.last, cursor | ((summary ? SUMMARY_SPAN : BLOCK_SIZE) - 1n));
       // The first object read after a miss takes a few objects: a Query is billed by the size of what it
       // reads, and where free values are near, a few show one; where not, the next read takes the block.
       const limit = !summary && missed ? READ_AFTER_MISS_LIMIT : undefined;
-      const read = summary
-        ? await port.summaryHeldSlots!(cursor, spanLast)
-        : await port.heldSlots(cursor, spanLast, limit);
-      // A read cut short by the limit says nothing past the last slot it returned.
-      const known = limit !== undefined && read.length >= limit ? read[read.length - 1]! : spanLast;
-      const held = new Set(read);
-      if (missed && !summary) {
-        // The objects against the summary: values taken since it was written, by others than this caller.
-        // One may be a user's pre-provisioned object or the stream's work; several are callers racing here.
-        missed = false;
-        const fresh = read.filter(
-          (slot) => !summaryHeld.has(slot) && !(options.tookRecently?.(slot) ?? true),
-        );
-        if (fresh.length >= RACING_EVIDENCE) {
-          raced = true;
-          if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
+      let held: HeldTest;
+      // Offsets from the cursor: a span is at most SUMMARY_SPAN slots, so plain numbers, not bigints.
+      let known = Number(spanLast - cursor);
+      if (summary) {
+        held = await port.summaryHeld!(cursor, spanLast);
+        lastSummary = { first: cursor, last: spanLast, held };
+      } else {
+        const read = await port.heldSlots(cursor, spanLast, limit);
+        // A read cut short by the limit says nothing past the last slot it returned.
+        if (limit !== undefined && read.length >= limit) known = Number(read[read.length - 1]! - cursor);
+        const offsets = new Set(read.map((slot) => Number(slot - cursor)));
+        held = (offset) => offsets.has(offset);
+        if (missed) {
+          // The objects against the summary: values taken since it was written, by others than this
+          // caller. One may be a user's pre-provisioned object or the stream's work; several are callers
+          // racing here.
+          missed = false;
+          const fresh = read.filter(
+            (slot) => !summaryShows(lastSummary, slot) && !(options.tookRecently?.(slot) ?? true),
+          );
+          if (fresh.length >= RACING_EVIDENCE) {
+            raced = true;
+            if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
+          }
         }
       }
-      if (summary) summaryHeld = held;
-      const free: bigint[] = [];
-      for (let slot = cursor; slot <= known; slot++) if (!held.has(slot)) free.push(slot);
+      const picks = new FreePicks(held, known);
       let reread = false;
-      while (free.length > 0) {
+      for (;;) {
         const spread = raced || (options.contended === true && summary && collisions > 0);
-        const pick = spread ? Math.floor(random() * free.length) : 0;
-        const [slot] = free.splice(pick, 1) as [bigint];
+        const offset = spread ? picks.random(random) : picks.lowest();
+        if (offset === undefined) break;
+        const slot = cursor + BigInt(offset);
         if (await port.tryCreate(valueAt(slot), raced))
           return { kind: 'allocated', value: valueAt(slot), collisions, raced };
         collisions++;
@@ -138,10 +145,53 @@ export async function allocateNext(
         raced = true;
         if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
       }
-      if (!reread) cursor = known + 1n;
+      if (!reread) cursor += BigInt(known) + 1n;
     }
   }
   return { kind: 'exhausted', collisions, raced };
+}
+
+/** Whether the slot at an offset of the span read is held. */
+export type HeldTest = (offset: number) => boolean;
+
+function summaryShows(summary: { first: bigint; last: bigint; held: HeldTest } | undefined, slot: bigint) {
+  return summary !== undefined && summary.first <= slot && slot <= summary.last
+    ? summary.held(Number(slot - summary.first))
+    : false;
+}
+
+/**
+ * The free offsets of one read, [0, last], each handed out once: the lowest first, or one at random. The
+ * lowest is found by a scan that resumes where it stopped; the list for random picks is only built once a
+ * search spreads, as most searches take the first free offset they see.
+ */
+class FreePicks {
+  private scan = 0;
+  private readonly tried = new Set<number>();
+  private free: number[] | undefined;
+
+  constructor(
+    private readonly held: HeldTest,
+    private readonly last: number,
+  ) {}
+
+  lowest(): number | undefined {
+    if (this.free) return this.free.shift();
+    while (this.scan <= this.last && (this.held(this.scan) || this.tried.has(this.scan))) this.scan++;
+    if (this.scan > this.last) return undefined;
+    this.tried.add(this.scan);
+    return this.scan++;
+  }
+
+  random(random: () => number): number | undefined {
+    if (!this.free) {
+      this.free = [];
+      for (let offset = this.scan; offset <= this.last; offset++)
+        if (!this.held(offset) && !this.tried.has(offset)) this.free.push(offset);
+    }
+    if (this.free.length === 0) return undefined;
+    return this.free.splice(Math.floor(random() * this.free.length), 1)[0];
+  }
 }
 
 function minBig(a: bigint, b: bigint): bigint {

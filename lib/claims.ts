@@ -275,15 +275,13 @@ export async function decide(
       ctx.table.heldSlots(poolId, info.allocationKind, family, first, last, limit),
     // Until the stream function has counted this pool (and this spec), its summaries may still show what
     // an earlier pool of the name held: read the objects.
-    summaryHeldSlots: !summarised(pool)
+    summaryHeld: !summarised(pool)
       ? undefined
-      : async (first, last) => {
+      : async (first) => {
           const group = { family, group: first >> GROUP_BITS };
-          const { bits } = await ctx.table.readGroup(poolId, group, false);
-          const base = group.group << GROUP_BITS;
-          const held: bigint[] = [];
-          for (let slot = first; slot <= last; slot++) if (isHeld(bits, Number(slot - base))) held.push(slot);
-          return held;
+          const bits = await ctx.table.readGroupBits(poolId, group);
+          const from = Number(first - (group.group << GROUP_BITS));
+          return (offset) => isHeld(bits, from + offset);
         },
     tryCreate,
   };
