@@ -85,8 +85,9 @@ export function matchRoute(
   routes: readonly Route[] = ROUTES,
 ): { match?: RouteMatch; allowed: HttpMethod[] } {
   const allowed: HttpMethod[] = [];
+  const got = path.split('/');
   for (const route of routes) {
-    const params = matchPath(route.path, path);
+    const params = matchPath(partsOf(route.path), got);
     if (!params) continue;
     if (route.method === method) return { match: { route, params }, allowed };
     allowed.push(route.method);
@@ -94,9 +95,16 @@ export function matchRoute(
   return { allowed };
 }
 
-function matchPath(pattern: string, path: string): Record<string, string> | undefined {
-  const want = pattern.split('/');
-  const got = path.split('/');
+// Every request walks the route table: its patterns are split once, not per request.
+const patternParts = new Map<string, string[]>();
+
+function partsOf(pattern: string): string[] {
+  let parts = patternParts.get(pattern);
+  if (!parts) patternParts.set(pattern, (parts = pattern.split('/')));
+  return parts;
+}
+
+function matchPath(want: readonly string[], got: readonly string[]): Record<string, string> | undefined {
   if (want.length !== got.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < want.length; i++) {
