@@ -34,11 +34,18 @@ export interface AllocationPort {
  * `collisions`: puts that lost. `raced`: one lost although the store itself (not the summary, which may
  * lag) showed the value free, so another caller is claiming from this pool right now.
  */
-export type NextOutcome =
+export type NextOutcome = (
   | { kind: 'allocated'; value: ParsedValue; collisions: number; raced: boolean }
   | { kind: 'exhausted'; collisions: number; raced: boolean }
   /** With `stopAtCollision`: the first race was lost, and the caller chooses where to look next. */
-  | { kind: 'collided'; collisions: number; raced: true };
+  | { kind: 'collided'; collisions: number; raced: true }
+) & {
+  /**
+   * A contended search: the share of the first span it picked from at random that the summary showed
+   * free (how crowded the place it chose was).
+   */
+  spanFreeShare?: number;
+};
 
 export interface AllocateNextOptions {
   /** Position in candidate order to start from (the pool's hint); 0 when unknown. */
@@ -48,9 +55,10 @@ export interface AllocateNextOptions {
   /** Return at the first lost race instead of trying the block's other free slots. */
   stopAtCollision?: boolean;
   /**
-   * Others are claiming from this pool now: a put the summary suggested that loses is more likely a
-   * value taken since the summary was written than a sign the summary is far behind, so the search picks
-   * another of the summary's free values at random (cheap) before it reads the objects.
+   * Others are claiming from this pool now: the search picks among the summary's free values at random
+   * (callers that start in one span then seldom pick the same value); and a put the summary suggested
+   * that loses is more likely a value taken since the summary was written than a sign the summary is far
+   * behind, so it picks another at random (cheap) before it reads the objects.
    */
   contended?: boolean;
   /**
@@ -89,6 +97,9 @@ export async function allocateNext(
   let objectsUntil = -1n;
   let lastSummary: { first: bigint; last: bigint; held: HeldTest } | undefined;
   let missed = false;
+  let spanFreeShare: number | undefined;
+  const ended = <T extends NextOutcome>(outcome: T): T =>
+    spanFreeShare === undefined ? outcome : { ...outcome, spanFreeShare };
   for (const run of runsFrom(segments, options.from ?? 0n)) {
     let cursor = run.first;
     while (cursor <= run.last) {
@@ -119,19 +130,20 @@ export async function allocateNext(
           );
           if (fresh.length >= RACING_EVIDENCE) {
             raced = true;
-            if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
+            if (options.stopAtCollision) return ended({ kind: 'collided', collisions, raced });
           }
         }
       }
       const picks = new FreePicks(held, known);
       let reread = false;
       for (;;) {
-        const spread = raced || (options.contended === true && summary && collisions > 0);
+        const spread = raced || (options.contended === true && summary);
         const offset = spread ? picks.random(random) : picks.lowest();
+        if (summary && spread) spanFreeShare ??= picks.freeShareAtFirstPick();
         if (offset === undefined) break;
         const slot = cursor + BigInt(offset);
         if (await port.tryCreate(valueAt(slot), raced))
-          return { kind: 'allocated', value: valueAt(slot), collisions, raced };
+          return ended({ kind: 'allocated', value: valueAt(slot), collisions, raced });
         collisions++;
         if (summary && !(options.contended && collisions < CONTENDED_SUMMARY_MISSES)) {
           // It lags here: read the objects from this value to the end of its block.
@@ -143,12 +155,12 @@ export async function allocateNext(
         }
         if (summary) continue;
         raced = true;
-        if (options.stopAtCollision) return { kind: 'collided', collisions, raced };
+        if (options.stopAtCollision) return ended({ kind: 'collided', collisions, raced });
       }
       if (!reread) cursor += BigInt(known) + 1n;
     }
   }
-  return { kind: 'exhausted', collisions, raced };
+  return ended({ kind: 'exhausted', collisions, raced });
 }
 
 /** Whether the slot at an offset of the span read is held. */
@@ -183,14 +195,22 @@ class FreePicks {
     return this.scan++;
   }
 
+  private freeAtFirstPick: number | undefined;
+
   random(random: () => number): number | undefined {
     if (!this.free) {
       this.free = [];
       for (let offset = this.scan; offset <= this.last; offset++)
         if (!this.held(offset) && !this.tried.has(offset)) this.free.push(offset);
+      if (this.scan === 0) this.freeAtFirstPick = this.free.length;
     }
     if (this.free.length === 0) return undefined;
     return this.free.splice(Math.floor(random() * this.free.length), 1)[0];
+  }
+
+  /** The share of the span that was free when the first random pick was made, if no pick came before. */
+  freeShareAtFirstPick(): number | undefined {
+    return this.freeAtFirstPick === undefined ? undefined : this.freeAtFirstPick / (this.last + 1);
   }
 }
 

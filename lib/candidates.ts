@@ -101,3 +101,27 @@ export function* runsFrom(segments: readonly Segment[], ordinal: bigint): Genera
     remaining = 0n;
   }
 }
+
+/**
+ * The position of the first candidate of the span that holds the candidate at `ordinal` (spans are
+ * aligned runs of `span` slots, as the summaries are), within that candidate's segment; undefined past
+ * the end. A search that starts there reads the span whole.
+ */
+export function spanStartOrdinal(
+  segments: readonly Segment[],
+  ordinal: bigint,
+  span: bigint,
+): bigint | undefined {
+  let before = 0n;
+  for (const segment of segments) {
+    const size = segmentSize(segment);
+    if (ordinal < before + size) {
+      const slot = segment.first + (ordinal - before);
+      const spanFirst = slot - (slot % span);
+      const first = spanFirst > segment.first ? spanFirst : segment.first;
+      return ordinal - (slot - first);
+    }
+    before += size;
+  }
+  return undefined;
+}

@@ -5,8 +5,8 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext, type AllocationPort } from './allocate.ts';
-import { ordinalOf, type Segment } from './candidates.ts';
+import { allocateNext, SUMMARY_SPAN, type AllocationPort } from './allocate.ts';
+import { ordinalOf, spanStartOrdinal, type Segment } from './candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from './kinds.ts';
 import { allocationRefOf, condition, spaceOf, timestamp } from './objects.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
@@ -36,6 +36,8 @@ export interface ClaimContext {
   recentlyTaken?: Map<string, bigint[]>;
   /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
   contendedUntil?: Map<string, { until: number; spell: number }>;
+  /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */
+  spreadSpans?: Map<string, number>;
 }
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
@@ -286,36 +288,41 @@ export async function decide(
     tryCreate,
   };
   const poolContended = isContended(ctx, pool);
-  const search = (from: bigint, stopAtCollision = false) =>
+  const search = (from: bigint, contended: boolean, stopAtCollision = false) =>
     allocateNext(restricted.segments, (slot) => space.valueAt(slot), port, {
       from,
       random: ctx.random,
       stopAtCollision,
-      contended: poolContended,
+      contended,
       tookRecently: (slot) => ctx.recentlyTaken?.get(pool.metadata.uid)?.includes(slot) ?? false,
     });
   const contended = unrestricted && poolContended;
-  const spreadStart = () => start + spreadOffset(ctx, space.total - start);
+  const spreadStart = () => spreadPoint(ctx, pool, restricted.segments, start, space.total);
   const from = contended ? spreadStart() : start;
   // A lone caller's first lost race shows others are claiming here: spread at once rather than try the
   // same block's next free slots, which the others are trying too.
-  let next = await search(from, unrestricted && !contended);
+  let next = await search(from, poolContended, unrestricted && !contended);
   let collisions = next.collisions;
   let raced = next.raced;
+  // Only the span at the hint says whether the place callers start from is crowded; the spans further
+  // on are roomier because the searches spread to them.
+  let hintSpanFree = from === start ? next.spanFreeShare : undefined;
   let spread = from > start;
   if (next.kind === 'collided') {
     const jump = spreadStart();
     spread = jump > start;
-    next = await search(jump);
+    next = await search(jump, true);
     collisions += next.collisions;
     raced ||= next.raced;
+    if (jump === start) hintSpanFree ??= next.spanFreeShare;
   }
   if (next.kind === 'exhausted' && spread) {
     // The spread start was past the last free candidate: look again from the hint.
-    next = await search(start);
+    next = await search(start, poolContended);
     collisions += next.collisions;
     raced ||= next.raced;
   }
+  if (unrestricted && hintSpanFree !== undefined) adjustSpread(ctx, pool, hintSpanFree);
   if (raced) markContended(ctx, pool);
   if (next.kind !== 'allocated') {
     const what = unrestricted
@@ -333,16 +340,25 @@ export async function decide(
 
 /**
  * Contention: an instance whose put lost a race knows other callers are claiming from the same pool
- * right now. For a short while it starts its searches at a random point within the next SPREAD
- * candidates instead of at the lowest free one, so concurrent callers stop colliding (the contract asks
- * lowest-first of a lone caller only; the holes left behind go to the next claims once it is calm).
+ * right now. For a short while it picks at random among the free values of a span (a summary's 4096
+ * slots) chosen at random among the next few from the hint, instead of taking the lowest free one, so
+ * concurrent callers stop colliding (the contract asks lowest-first of a lone caller only; the holes left
+ * behind go to the next claims once it is calm).
  */
 // Long enough to span several claims of a busy instance, short enough that a lone caller soon gets the
 // lowest free value again. Jittered, so instances that raced together do not all come back together;
 // doubled (up to a minute) for an instance that races again soon after its last spell ended.
 const CONTENTION_MS = 5000;
 const CONTENTION_MAX_MS = 60_000;
-const SPREAD = 4096n;
+/**
+ * How many spans a contended search chooses among: it starts at one and follows what the searches see at
+ * the hint. Callers picking at random take the free values of the spans they choose, while the hint
+ * stays below them at the lowest hole; when the span at the hint is found less than a quarter free, it is
+ * crowded, and the next searches spread over twice as many spans (more than half free: half as many).
+ */
+const SPREAD_SPANS_MAX = 64;
+const CROWDED_SHARE = 0.25;
+const ROOMY_SHARE = 0.5;
 
 /** Contention is a pool's: a race lost in one pool says nothing about callers of another. */
 function isContended(ctx: ClaimContext, pool: PoolRecord): boolean {
@@ -370,9 +386,29 @@ function markContended(ctx: ClaimContext, pool: PoolRecord): void {
   pools.set(pool.metadata.uid, { until: now + spell * jitter, spell });
 }
 
-function spreadOffset(ctx: ClaimContext, remaining: bigint): bigint {
-  const width = remaining < SPREAD ? remaining : SPREAD;
-  return BigInt(Math.floor((ctx.random ?? Math.random)() * Number(width)));
+/** Where a contended search starts: the hint, or the first candidate of one of the next spans, at random. */
+function spreadPoint(
+  ctx: ClaimContext,
+  pool: PoolRecord,
+  segments: readonly Segment[],
+  start: bigint,
+  total: bigint,
+): bigint {
+  const ahead = (total - start + SUMMARY_SPAN - 1n) / SUMMARY_SPAN;
+  const width = BigInt(ctx.spreadSpans?.get(pool.metadata.uid) ?? 1);
+  const spans = ahead < width ? ahead : width;
+  const pick = BigInt(Math.floor((ctx.random ?? Math.random)() * Number(spans)));
+  if (pick === 0n) return start;
+  const first = spanStartOrdinal(segments, start + pick * SUMMARY_SPAN, SUMMARY_SPAN);
+  return first !== undefined && first > start ? first : start;
+}
+
+function adjustSpread(ctx: ClaimContext, pool: PoolRecord, hintSpanFree: number): void {
+  const widths = (ctx.spreadSpans ??= new Map());
+  if (widths.size > 10_000) widths.clear();
+  const width = widths.get(pool.metadata.uid) ?? 1;
+  if (hintSpanFree < CROWDED_SHARE) widths.set(pool.metadata.uid, Math.min(width * 2, SPREAD_SPANS_MAX));
+  else if (hintSpanFree > ROOMY_SHARE && width > 1) widths.set(pool.metadata.uid, width / 2);
 }
 
 /**

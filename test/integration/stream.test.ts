@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createStreamHandler } from '../../functions/stream.ts';
+import { decide, readPool, type ClaimContext } from '../../lib/claims.ts';
+import { API_VERSION as KINDS_API_VERSION } from '../../lib/kinds.ts';
+import type { ClaimRecord } from '../../lib/records.ts';
+import { refreshPool } from '../../lib/reconcile.ts';
 import { objectKey, Table } from '../../lib/table.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { claim, client, indexPool, startTestAllot, API_VERSION } from '../helpers/allot.ts';
@@ -21,6 +25,26 @@ beforeAll(async () => {
   stream = createStreamHandler({ table: allot.table });
 });
 afterAll(() => allot.close());
+
+/** A claim as the claim handler stores it before it decides (for the engine called directly). */
+function claimRecordFor(name: string, poolName: string): ClaimRecord {
+  return {
+    t: 'claim',
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `uid-${name}`,
+      generation: 1,
+      creationTimestamp: new Date().toISOString(),
+      labels: {},
+      annotations: {},
+    },
+    spec: { poolRef: { apiVersion: KINDS_API_VERSION, kind: 'IndexPool', name: poolName } },
+    status: { conditions: [] },
+    phase: 'Allocating',
+    rv: 1,
+  };
+}
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -329,6 +353,43 @@ describe('pool counts', () => {
       );
     }
     expect(values.some((value) => value > 10)).toBe(true);
+  });
+
+  it('spreads a contended instance over more spans once the span at the hint is crowded', async () => {
+    await api.post('indexpools', indexPool('crowded', ['0..16383']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'crowded'))));
+    const id = { namespace: 'default', kind: 'IndexPool' as const, name: 'crowded' };
+    // The stream has counted seven of every eight values of the first span held (the values themselves
+    // need not exist here: the summary says they are held, so no search tries them).
+    const fill = Array.from({ length: 4096 }, (_, i) => i)
+      .filter((i) => i % 8 !== 7)
+      .map((i) => ({ record: `fill-${i}`, slot: BigInt(i), family: undefined, present: true }));
+    await refreshPool({ table: allot.table }, id, fill);
+    const pool = (await readPool({ table: allot.table }, id))!;
+    expect(pool.counts?.searchFrom).toBe('7');
+
+    let seed = 7;
+    const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+    const ctx: ClaimContext = {
+      table: allot.table,
+      random,
+      contendedUntil: new Map([[pool.metadata.uid, { until: Date.now() + 60_000, spell: 5000 }]]),
+    };
+    const decideFor = async (name: string) => {
+      const decision = await decide(ctx, claimRecordFor(name, 'crowded'), pool);
+      return Number(decision.outcome.status.value);
+    };
+    // An eighth of the hint's span is free (under a quarter): the next search spreads over two spans.
+    const first = await decideFor('crowded-0');
+    expect(first % 8).toBe(7);
+    expect(first).toBeLessThan(4096);
+    expect(ctx.spreadSpans?.get(pool.metadata.uid)).toBe(2);
+    const values = [first];
+    for (let i = 1; i < 12; i++) values.push(await decideFor(`crowded-${i}`));
+    // It never spreads past the pool, and some searches now take values from the spans past the hint's.
+    expect(values.every((value) => value <= 16383 && (value >= 4096 || value % 8 === 7))).toBe(true);
+    expect(values.some((value) => value >= 4096)).toBe(true);
+    expect(new Set(values).size).toBe(values.length);
   });
 
   it('recounts from the block summaries when the spec changes', async () => {

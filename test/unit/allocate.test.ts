@@ -264,18 +264,41 @@ describe('allocateNext, with the summary', () => {
     expect(outcome).toEqual({ kind: 'allocated', value: valueAt(2n), collisions: 0, raced: false });
   });
 
-  it('when contended, tries other values the summary shows free, at random, before reading the objects', async () => {
-    const port = new LaggingPort([0n, 1n], new Set());
-    const picks = [0, 0.5];
+  it('when contended, picks at random among the free values the summary shows, and again after a lost put, before reading the objects', async () => {
+    const port = new LaggingPort([0n, 1n], new Set([10n, 20n]));
+    const picks = [0, 0, 0.5];
     const outcome = await allocateNext([seg(0n, 99n)], valueAt, port, {
       contended: true,
       random: () => picks.shift() ?? 0,
     });
-    // 0 is taken (lost), then a random pick among the summary's other free values: 1 is taken too (lost),
-    // then 50 of 2..99 by the second pick; the objects are never read.
-    expect(outcome).toMatchObject({ kind: 'allocated', collisions: 2, raced: false });
+    // Of the 98 values the summary shows free, the first pick (0) is 0, taken (lost); the second (0) is 1,
+    // taken too (lost); the third (0.5) is index 48 of the 96 left (2..99 without 10 and 20): 52.
+    expect(outcome).toEqual({
+      kind: 'allocated',
+      value: valueAt(52n),
+      collisions: 2,
+      raced: false,
+      spanFreeShare: 0.98,
+    });
+    expect(port.puts).toEqual([0n, 1n, 52n]);
     expect(port.reads).toEqual([]);
-    expect(port.puts.slice(0, 1)).toEqual([0n]);
+  });
+
+  it('when contended, makes even its first pick at random, and says how much of the span was free', async () => {
+    const held = new Set(Array.from({ length: 50 }, (_, i) => BigInt(i * 2)));
+    const port = new LaggingPort(held, held);
+    const outcome = await allocateNext([seg(0n, 99n)], valueAt, port, {
+      contended: true,
+      random: () => 0.99,
+    });
+    // 50 odd values free; 0.99 picks the last of them.
+    expect(outcome).toEqual({
+      kind: 'allocated',
+      value: valueAt(99n),
+      collisions: 0,
+      raced: false,
+      spanFreeShare: 0.5,
+    });
   });
 
   it('calls it a race when the objects show several values taken by others since the summary', async () => {

@@ -9,6 +9,7 @@ import {
   runsFrom,
   segmentSize,
   slotAt,
+  spanStartOrdinal,
   subtractSegments,
   type Segment,
 } from '../../lib/candidates.ts';
@@ -324,6 +325,46 @@ describe('properties on small disjoint segment lists in arbitrary order', () => 
         ),
         ([segments, k]) => {
           expect(enumerate(runsFrom(segments, BigInt(k)))).toEqual(enumerate(segments).slice(k));
+        },
+      ),
+    );
+  });
+});
+
+describe('spanStartOrdinal', () => {
+  it('is the ordinal of the first candidate of the aligned span, within the same segment', () => {
+    // Slots 100..299 then 1000..1003; spans of 64 slots: 64..127, 128..191, ...
+    const segments = [seg(100n, 299n), seg(1000n, 1003n)];
+    expect(spanStartOrdinal(segments, 0n, 64n)).toBe(0n); // slot 100: its span starts at 64, before the segment
+    expect(spanStartOrdinal(segments, 30n, 64n)).toBe(28n); // slot 130 → span 128..191 → slot 128
+    expect(spanStartOrdinal(segments, 28n, 64n)).toBe(28n);
+    expect(spanStartOrdinal(segments, 201n, 64n)).toBe(200n); // slot 1001 → span 960.. → segment start 1000
+    expect(spanStartOrdinal(segments, 204n, 64n)).toBeUndefined();
+  });
+
+  it('names a candidate at or before the given one, in the same span (property)', () => {
+    fc.assert(
+      fc.property(
+        segmentLists.filter((segments) => segments.length > 0),
+        fc.nat(),
+        fc.constantFrom(1n, 2n, 4n, 64n),
+        (segments, n, span) => {
+          const total = countCandidates(segments);
+          const ordinal = BigInt(n) % total;
+          const first = spanStartOrdinal(segments, ordinal, span)!;
+          expect(first <= ordinal).toBe(true);
+          const slot = slotAt(segments, ordinal)!;
+          const firstSlot = slotAt(segments, first)!;
+          expect(firstSlot / span).toBe(slot / span);
+          // Nothing between them leaves the span or the segment: the slots are consecutive.
+          expect(slot - firstSlot).toBe(ordinal - first);
+          // And it is the first such: the candidate before it is in another span or another segment.
+          const segmentOf = (of: bigint) => segments.findIndex((s) => s.first <= of && of <= s.last);
+          expect(segmentOf(firstSlot)).toBe(segmentOf(slot));
+          if (first > 0n) {
+            const before = slotAt(segments, first - 1n)!;
+            expect(before / span !== slot / span || segmentOf(before) !== segmentOf(slot)).toBe(true);
+          }
         },
       ),
     );
