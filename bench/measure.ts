@@ -17,6 +17,7 @@
  *   (eventually consistent) or 1 (strongly consistent).
  */
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 
@@ -47,6 +48,8 @@ export interface RequestRecord {
   error?: string;
   /** HTTP attempts the SDK made for this command (1 unless it retried). */
   attempts: number;
+  /** From the command's send to its answer (the SDK's work both ways, the round trip, the store's work). */
+  ms: number;
   writes: Write[];
   /** Partition-key values read (Get, Query). */
   reads: string[];
@@ -218,12 +221,15 @@ export class Meter {
           correctionUnits: 0,
           conditionalFailure: false,
           attempts: 1,
+          ms: 0,
           writes: described.writes,
           reads: described.reads,
         };
         this.records.push(record);
+        const sent = performance.now();
         try {
           const result = await next({ ...args, input });
+          record.ms = performance.now() - sent;
           const output = result.output as Input;
           record.attempts = (output.$metadata as { attempts?: number } | undefined)?.attempts ?? 1;
           record.reportedUnits = reportedUnits(output);
@@ -232,6 +238,7 @@ export class Meter {
             record.correctionUnits = input.ConsistentRead === true ? 1 : 0.5;
           return result;
         } catch (error) {
+          record.ms = performance.now() - sent;
           const failure = error as { name?: string; $metadata?: { attempts?: number } };
           record.attempts = failure.$metadata?.attempts ?? 1;
           if (failure.name === 'ConditionalCheckFailedException') {

@@ -5,6 +5,10 @@
  * Two items: "allocation", exactly the allocation object a claim puts (its record, key and index
  * attributes, through Table.putAllocation), so the store does for each what it does for a claim's put;
  * and "tiny", {pk, sk, t}, the least a put can be.
+ *
+ * The efficiency's baseline goes through clients with the same counting middleware as the claims' (a
+ * fair ratio needs the same instrument on both sides), taken just before and just after the scenario it
+ * is compared with (`rawAround`). Unmetered puts at the end of the run are reported for reference.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -14,7 +18,7 @@ import type { ClaimRecord, PoolRecord } from '../lib/records.ts';
 import { valueKind } from '../lib/spaces.ts';
 import { allocationKey, Table } from '../lib/table.ts';
 import { localClient } from '../lib/local/store.ts';
-import { round } from './measure.ts';
+import { Meter, round } from './measure.ts';
 
 export const RAW_SECONDS = 2;
 
@@ -23,10 +27,14 @@ export type RawItem = 'allocation' | 'tiny';
 export interface RawResult {
   item: RawItem;
   clients: number;
+  /** Through the same counting middleware as the claims' clients. */
+  metered: boolean;
   seconds: number;
   requests: number;
   requestsPerSecond: number;
   failures: number;
+  /** Mean send-to-answer time of a put (metered runs). */
+  msPerPut?: number;
 }
 
 export async function rawConditionalPuts(
@@ -34,9 +42,13 @@ export async function rawConditionalPuts(
   tableName: string,
   clients: number,
   item: RawItem = 'allocation',
+  options: { metered?: boolean } = {},
 ): Promise<RawResult> {
   const run = randomUUID().slice(0, 8);
   const bases = Array.from({ length: clients }, () => localClient(endpoint));
+  // The claims' clients carry the counting middleware; the baseline's carry it too, so the ratio of the
+  // two compares the handler's work with the store's, not the benchmark's own bookkeeping.
+  const meters = (options.metered ?? true) ? bases.map((base) => new Meter().attach(base)) : [];
   const docs = bases.map((base) => DynamoDBDocumentClient.from(base));
   const tables = bases.map((client) => new Table({ tableName, client }));
   const pool = standInPool(`raw-${run}`);
@@ -65,6 +77,7 @@ export async function rawConditionalPuts(
   await Promise.all(docs.map((_, i) => put(i, 999_999)));
   let requests = 0;
   let failures = 0;
+  const marks = meters.map((meter) => meter.mark());
   const started = performance.now();
   const deadline = started + RAW_SECONDS * 1000;
   await Promise.all(
@@ -81,14 +94,36 @@ export async function rawConditionalPuts(
   );
   const seconds = (performance.now() - started) / 1000;
   for (const base of bases) base.destroy();
+  const timed = meters.flatMap((meter, i) => meter.since(marks[i]!));
   return {
     item,
     clients,
+    metered: options.metered ?? true,
     seconds: round(seconds, 3),
     requests,
     requestsPerSecond: round(requests / seconds, 1),
     failures,
+    ...(timed.length > 0 && {
+      msPerPut: round(timed.reduce((sum, record) => sum + record.ms, 0) / timed.length, 2),
+    }),
   };
+}
+
+/**
+ * Raw puts just before and just after `run`, from as many clients as it has: this machine's speed drifts
+ * (a shared host), so a ratio of two rates is only fair when both are taken at the same moment.
+ */
+export async function rawAround<T>(
+  endpoint: string,
+  tableName: string,
+  clients: number,
+  run: () => Promise<T>,
+): Promise<{ result: T; before: RawResult; after: RawResult; requestsPerSecond: number }> {
+  const before = await rawConditionalPuts(endpoint, tableName, clients);
+  const result = await run();
+  const after = await rawConditionalPuts(endpoint, tableName, clients);
+  const requestsPerSecond = round((before.requests + after.requests) / (before.seconds + after.seconds), 1);
+  return { result, before, after, requestsPerSecond };
 }
 
 function standInPool(name: string): PoolRecord {

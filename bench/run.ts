@@ -14,7 +14,7 @@ import { MIN_WINDOW_WRITES, PARTITION_WRITES_PER_SECOND, type SpaceConcentration
 import { BenchPool, FIRST_WINDOW, POOL_SHAPES, type Pattern } from './fill.ts';
 import { startInstance } from './instance.ts';
 import { median, round } from './measure.ts';
-import { rawConditionalPuts, RAW_SECONDS } from './raw.ts';
+import { rawAround, rawConditionalPuts, RAW_SECONDS, type RawResult } from './raw.ts';
 import { allChecks, check, describeCheck, scenarioTable } from './report.ts';
 import { startStoreThread } from './store.ts';
 import {
@@ -66,6 +66,14 @@ const scenarios: ScenarioResult[] = [];
 let exhausted: ClaimSample[] = [];
 let repeated: Awaited<ReturnType<typeof repeatedClaims>> = [];
 let fillSeconds = 0;
+/** Raw puts around the scenarios the efficiency compares them with (see rawAround). */
+const pairedRaw: Record<
+  '1' | '32',
+  { before: RawResult; after: RawResult; requestsPerSecond: number } | undefined
+> = { '1': undefined, '32': undefined };
+/** The scenario the one-client efficiency is taken from. */
+const efficiencyScenario = (label: string, pattern: Pattern, fill: number) =>
+  label === 'index-2^16' && pattern === 'random' && fill === 0.5;
 
 for (const shape of POOL_SHAPES) {
   for (const pattern of PATTERNS) {
@@ -90,7 +98,12 @@ for (const shape of POOL_SHAPES) {
       await pool.refresh(env.admin.context); // the stream's tally of the fill (not counted)
       fillSeconds += (performance.now() - fillStarted) / 1000;
       const tag = `${short}-${pattern}-${percent}`;
-      const run = await oneClientScenario(env, pool, fill, tag);
+      const current = pool;
+      const run = efficiencyScenario(shape.label, pattern, fill)
+        ? await rawAround(store.endpoint, tableName, 1, () =>
+            oneClientScenario(env, current, fill, tag),
+          ).then(({ result, ...raw }) => ((pairedRaw['1'] = raw), result))
+        : await oneClientScenario(env, pool, fill, tag);
       scenarios.push(run.result);
       progress(
         `${run.result.name}: ${run.result.claims} claims, requests median ${run.result.requestsPerClaim.median}, ` +
@@ -112,10 +125,16 @@ for (const shape of POOL_SHAPES) {
       run.instance.destroy();
       await pool.deleteClaims(env.admin.table, made);
 
-      if (shape.label === 'index-2^16' && pattern === 'random' && fill === 0.5) {
+      if (efficiencyScenario(shape.label, pattern, fill)) {
         // Scenario 2: the stream's refresh runs alongside, as in production.
         await pool.refresh(env.admin.context);
-        const concurrent = await concurrentScenario(env, pool, fill, `${tag}-c32`);
+        const { result: concurrent, ...raw } = await rawAround(
+          store.endpoint,
+          tableName,
+          CONCURRENT_CLIENTS,
+          () => concurrentScenario(env, current, fill, `${tag}-c32`),
+        );
+        pairedRaw['32'] = raw;
         scenarios.push(concurrent.result);
         progress(
           `${concurrent.result.name}: requests median ${concurrent.result.requestsPerClaim.median}, ` +
@@ -127,11 +146,20 @@ for (const shape of POOL_SHAPES) {
   }
 }
 
-progress('raw conditional puts');
-const raw1 = await rawConditionalPuts(store.endpoint, tableName, 1);
-const raw32 = await rawConditionalPuts(store.endpoint, tableName, CONCURRENT_CLIENTS);
-const tiny1 = await rawConditionalPuts(store.endpoint, tableName, 1, 'tiny');
-const tiny32 = await rawConditionalPuts(store.endpoint, tableName, CONCURRENT_CLIENTS, 'tiny');
+progress('raw conditional puts, unmetered, for reference');
+const unmetered = { metered: false };
+const plain1 = await rawConditionalPuts(store.endpoint, tableName, 1, 'allocation', unmetered);
+const plain32 = await rawConditionalPuts(
+  store.endpoint,
+  tableName,
+  CONCURRENT_CLIENTS,
+  'allocation',
+  unmetered,
+);
+const tiny1 = await rawConditionalPuts(store.endpoint, tableName, 1, 'tiny', unmetered);
+const tiny32 = await rawConditionalPuts(store.endpoint, tableName, CONCURRENT_CLIENTS, 'tiny', unmetered);
+const raw1 = pairedRaw['1']!;
+const raw32 = pairedRaw['32']!;
 
 const concurrent = scenarios.find((scenario) => scenario.clients === CONCURRENT_CLIENTS)!;
 const oneClient = scenarios.find(
@@ -196,7 +224,7 @@ const notes = [
   `Fills: allocation objects built with newAllocation for stand-in claims fill-<n> (uid random; the claim items are not written), written with Table.writeAllocations, then the stream's refreshPool with their slot changes. Fill levels grow (0 → 50% → 90% → 99%): the measured claims and their allocation objects are deleted between levels, so each level is exactly its fill. "first": ordinals [0, N); "random": a uniformly random N-subset (prefixes of one random permutation). N = floor(fill × total).`,
   `Pools of 2^8 and 2^16 values are materialised whole. index 2^32 and IPv6 /64: "first N" materialises only [N − ${FIRST_WINDOW}, N) and, after the stream's tally of the window, writes the counts it would hold for the whole fill (every value below N held, the hint at N; PoolCounts.allocated, a JS number, is capped at 2^53 − 2^20 for the /64); requestsOutsideWindow counts claim requests to blocks below the window (must be 0). "random": a fresh pool per level, with exactly floor(fill × W) values of the window [0, W) taken at random, W = claims ÷ (1 − fill) × ${RANDOM_WINDOW_FACTOR} rounded up to blocks of 64 (${JSON.stringify(randomWindows)}), so the window keeps more free values than the claims measured; the real refreshPool tallies it, so the pool's counts (allocated, held) are the window's while the search hint is what a whole-pool fill gives; requestsOutsideWindow counts claim requests to blocks past the window (must be 0).`,
   `Write concentration (32-client scenario): writes by partition-key value per key space (table pk; allocations index gpk; waiting index wpk), in 1-second windows by send time, from the claim handlers and the stream's refresh; a failed conditional put counts as a table write (the partition served it) but not an index write. Windows with fewer than ${MIN_WINDOW_WRITES} writes in a key space are ignored. Ceiling per key space = ${PARTITION_WRITES_PER_SECOND} ÷ (busiest share × that space's writes per claim) claims/s; perPoolCeilingClaimsPerSecond is the lowest over the key spaces.`,
-  `Raw conditional puts: PutItem with attribute_not_exists(pk) of fresh unique keys, same table and store, ${RAW_SECONDS} s each with 1 and ${CONCURRENT_CLIENTS} clients (each its own SDK client), after one warm-up put per client; the item is exactly the allocation object a claim puts (Table.putAllocation: its record, key and allocations-index attributes), so each raw put asks of the store what a claim's put does. The same with tiny items {pk, sk, t} is reported too (rawTinyPutsPerSecond, efficiencyTinyPuts): dynalite serves those faster, so that ratio also counts the store's extra work for real items (index upkeep, size) against the handler. Efficiency = claims/s × median requests/claim ÷ raw puts/s (32 clients: the 32-client scenario; one client: index 2^16, 50% random, 1 client).`,
+  `Raw conditional puts: PutItem with attribute_not_exists(pk) of fresh unique keys, same table and store, ${RAW_SECONDS} s each, with 1 and ${CONCURRENT_CLIENTS} clients (each its own SDK client), after one warm-up put per client. The item is exactly the allocation object a claim puts (Table.putAllocation: its record, key and allocations-index attributes), so each raw put asks of the store what a claim's put does. The clients carry the same counting middleware as the claims' clients (it adds ReturnConsumedCapacity and records each request), so both sides of the ratio pay for the benchmark's bookkeeping alike. This machine's speed drifts (a shared host: raw rates varied by 1.5× between runs minutes apart), so the baseline is taken just before and just after the scenario it is compared with, and their mean is used. Efficiency = claims/s × median requests/claim ÷ raw puts/s (32 clients: the 32-client scenario; one client: index 2^16, 50% random, 1 client). rawUnmeteredPutsPerSecond: the same puts without the middleware, and tiny items {pk, sk, t}, at the end of the run, for reference.`,
   `Bundles: npx cdk synth --quiet into a temporary folder, each AWS::Lambda::Function's asset (Metadata aws:asset:path)/index.mjs. Cold load: the import of the bundle in a fresh node process (${process.version}, ${os.arch()}; Lambda runs nodejs24.x on arm64), timed inside that process, median of ${COLD_LOADS}, with the function's environment as deployed (NODE_OPTIONS=--enable-source-maps); coldLoadWithoutSourceMapsMs without it. KB = 1000 bytes.`,
 ];
 
@@ -219,17 +247,13 @@ const results = {
   exhaustedClaim: exhaustedFigure,
   repeatedClaim: repeatedFigure,
   rawConditionalPutsPerSecond: { '1': raw1.requestsPerSecond, '32': raw32.requestsPerSecond },
-  rawTinyPutsPerSecond: { '1': tiny1.requestsPerSecond, '32': tiny32.requestsPerSecond },
-  raw: [raw1, raw32, tiny1, tiny32],
+  rawUnmeteredPutsPerSecond: {
+    allocation: { '1': plain1.requestsPerSecond, '32': plain32.requestsPerSecond },
+    tiny: { '1': tiny1.requestsPerSecond, '32': tiny32.requestsPerSecond },
+  },
+  raw: [raw1.before, raw1.after, raw32.before, raw32.after, plain1, plain32, tiny1, tiny32],
   efficiency: round(efficiency, 3),
   efficiencyOneClient: round(efficiencyOneClient, 3),
-  efficiencyTinyPuts: {
-    '1': round((oneClient.claimsPerSecond * oneClient.requestsPerClaim.median) / tiny1.requestsPerSecond, 3),
-    '32': round(
-      (concurrent.claimsPerSecond * concurrent.requestsPerClaim.median) / tiny32.requestsPerSecond,
-      3,
-    ),
-  },
   busiestKeyShare,
   perPoolCeilingClaimsPerSecond: perPoolCeiling,
   concentration: spaces,
@@ -259,14 +283,25 @@ out.push(
   `Repeated claim (PUT, same name and spec, already allocated): ${repeatedFigure.requests} requests, ${repeatedFigure.capacity} capacity units; status ${repeatedFigure.statuses.join(', ')}`,
 );
 out.push(
-  `Raw conditional puts/s (the allocation object a claim puts): 1 client ${raw1.requestsPerSecond}, ${CONCURRENT_CLIENTS} clients ${raw32.requestsPerSecond}; ` +
-    `tiny items {pk, sk, t}: ${tiny1.requestsPerSecond}, ${tiny32.requestsPerSecond}`,
+  `Raw conditional puts/s (the allocation object a claim puts, counted as claims are, around the scenarios compared): 1 client ${raw1.requestsPerSecond} (${raw1.before.requestsPerSecond} before, ${raw1.after.requestsPerSecond} after), ` +
+    `${CONCURRENT_CLIENTS} clients ${raw32.requestsPerSecond} (${raw32.before.requestsPerSecond} before, ${raw32.after.requestsPerSecond} after); ` +
+    `unmetered, at the end: ${plain1.requestsPerSecond} / ${plain32.requestsPerSecond}, tiny items {pk, sk, t} ${tiny1.requestsPerSecond} / ${tiny32.requestsPerSecond}`,
 );
 out.push(
   `Efficiency (${CONCURRENT_CLIENTS} clients): ${concurrent.claimsPerSecond} claims/s × ${concurrent.requestsPerClaim.median} requests ÷ ${raw32.requestsPerSecond} = ${round(efficiency, 3)}; ` +
-    `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.requestsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}; ` +
-    `against tiny puts: ${round((concurrent.claimsPerSecond * concurrent.requestsPerClaim.median) / tiny32.requestsPerSecond, 3)} (32), ${round((oneClient.claimsPerSecond * oneClient.requestsPerClaim.median) / tiny1.requestsPerSecond, 3)} (1)`,
+    `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.requestsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}`,
 );
+const timeLine = (scenario: ScenarioResult, raw: { before: RawResult; after: RawResult }) => {
+  const time = scenario.time;
+  const calls = Object.entries(time.requestMs)
+    .map(([operation, ms]) => `${operation} ${ms}`)
+    .join(', ');
+  return (
+    `${scenario.name}: ${time.claimMs} ms = ${time.inRequestsMs} ms in ${scenario.requestsPerClaim.mean} SDK calls (ms per call: ${calls}) + ${time.outsideRequestsMs} ms the handler's own; ` +
+    `a raw put took ${raw.before.msPerPut} ms before, ${raw.after.msPerPut} ms after`
+  );
+};
+out.push(`Where a claim's time goes (means): ${timeLine(oneClient, raw1)}; ${timeLine(concurrent, raw32)}`);
 out.push(
   `Stream refresh alongside the ${CONCURRENT_CLIENTS}-client run: ${concurrent.stream.refreshes} refreshes, busy ${round((concurrent.stream.busyShare ?? 0) * 100, 1)}% of the run, ${concurrent.stream.requestsPerClaim} requests and ${concurrent.stream.capacityPerClaim} capacity units per claim`,
 );

@@ -79,6 +79,18 @@ export interface ScenarioResult {
   };
   /** Mean capacity units per claim by operation (table as reported, plus the estimates). */
   capacityByOperation: Record<string, number>;
+  /**
+   * Where a claim's time goes (means, ms): the whole claim through the handler; the part spent in its
+   * SDK calls (send to answer: the SDK's work, the round trip and the store's work); the rest, which is
+   * the handler's own; and each operation's mean per request. With 32 clients, waits for the one core
+   * the clients share are in both parts.
+   */
+  time: {
+    claimMs: number;
+    inRequestsMs: number;
+    outsideRequestsMs: number;
+    requestMs: Record<string, number>;
+  };
   materialised: Materialised;
   stream: {
     /** Claims between refreshes; null when the refresh does not run during the claims. */
@@ -143,6 +155,28 @@ function perOperation(samples: readonly ClaimSample[], figure: (record: RequestR
   return Object.fromEntries(
     Object.entries(sums).map(([operation, sum]) => [operation, round(sum / samples.length, 3)]),
   );
+}
+
+function timeOf(samples: readonly ClaimSample[]): ScenarioResult['time'] {
+  const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const claimMs = mean(samples.map((sample) => sample.ms));
+  const inRequestsMs = mean(
+    samples.map((sample) => sample.records.reduce((sum, record) => sum + record.ms, 0)),
+  );
+  const byOperation = new Map<string, number[]>();
+  for (const record of samples.flatMap((sample) => sample.records)) {
+    const list = byOperation.get(record.operation) ?? [];
+    list.push(record.ms);
+    byOperation.set(record.operation, list);
+  }
+  return {
+    claimMs: round(claimMs, 2),
+    inRequestsMs: round(inRequestsMs, 2),
+    outsideRequestsMs: round(claimMs - inRequestsMs, 2),
+    requestMs: Object.fromEntries(
+      [...byOperation].map(([operation, list]) => [operation, round(mean(list), 2)]),
+    ),
+  };
 }
 
 /** Requests to this pool's allocation blocks (or summaries) outside [low, high) (high undefined: no upper bound). */
@@ -211,6 +245,7 @@ function summarise(
     ),
     operationsPerClaim: perOperation(samples, () => 1),
     capacityByOperation: perOperation(samples, unitsOf),
+    time: timeOf(samples),
     materialised: pool.materialised!,
     stream,
     elapsedSeconds: round(elapsedSeconds, 2),
