@@ -80,14 +80,15 @@ function setHeld(bits: Uint8Array, offset: number, held: boolean): void {
 
 /**
  * Applies a batch's slot changes of one pool (in record order) to its group summaries and its counts;
- * with `recount`, recounts the pool from its summaries instead (a new pool, a spec change).
+ * with `recount`, recounts the pool from its summaries instead (a new pool, a spec change). 'no pool':
+ * the pool does not exist (the changes stay on the summaries, for its first recount).
  */
 export async function tallyPool(
   ctx: ClaimContext,
   id: PoolId,
   changes: readonly SlotChange[],
   options: { recount?: boolean } = {},
-): Promise<TallyResult | undefined> {
+): Promise<TallyResult | 'no pool'> {
   const byGroup = new Map<string, { ref: GroupRef; changes: SlotChange[] }>();
   for (const change of changes) {
     const ref = { family: change.family, group: change.slot >> GROUP_BITS };
@@ -104,7 +105,7 @@ export async function tallyPool(
   }
 
   const outcome = options.recount ? await recount(ctx, id) : await applyMarkers(ctx, id, touched);
-  if (!outcome) return undefined;
+  if (!outcome) return 'no pool';
   for (const { ref, mine } of touched.values()) {
     if (mine.size > 0) await ctx.table.finishGroup(id, ref, [...mine]);
   }

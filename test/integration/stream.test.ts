@@ -7,13 +7,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { decide, readPool, type ClaimContext } from '../../lib/claims.ts';
-import { API_VERSION as KINDS_API_VERSION } from '../../lib/kinds.ts';
 import type { ClaimRecord } from '../../lib/records.ts';
 import { refreshPool } from '../../lib/reconcile.ts';
 import { objectKey, Table } from '../../lib/table.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { claim, client, indexPool, startTestAllot, API_VERSION } from '../helpers/allot.ts';
 import { insertRecord, modifyRecord, removeRecord, streamEvent } from '../builders/stream.ts';
+import { allocatedState } from './support.ts';
 
 let allot: LocalAllot;
 let api: ReturnType<typeof client>;
@@ -39,7 +39,7 @@ function claimRecordFor(name: string, poolName: string): ClaimRecord {
       labels: {},
       annotations: {},
     },
-    spec: { poolRef: { apiVersion: KINDS_API_VERSION, kind: 'IndexPool', name: poolName } },
+    spec: { poolRef: { apiVersion: API_VERSION, kind: 'IndexPool', name: poolName } },
     status: { conditions: [] },
     phase: 'Allocating',
     rv: 1,
@@ -417,3 +417,98 @@ async function allocationKeyOf(pool: string, index: bigint) {
   const { allocationKey } = await import('../../lib/table.ts');
   return allocationKey({ namespace: 'default', kind: 'IndexPool', name: pool }, 'Index', { slot: index });
 }
+
+describe('a pool deleted while a claim allocates from it', () => {
+  const poolKey = (name: string) => objectKey('default', 'indexpools', name);
+  const allocatedFrom = async (name: string, pool: string) => {
+    const answer = await api.post('claims', claim(name, { kind: 'IndexPool', name: pool }));
+    expect(answer.body.status.value).toBeDefined();
+    return allocationItem(name);
+  };
+
+  it('gives back the object a claim put after the delete, and the claim waits for the pool again', async () => {
+    await api.post('indexpools', indexPool('doomed', ['1..10']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'doomed'))));
+    const allocation = await allocatedFrom('doomed-a', 'doomed');
+    // The delete checked for allocation objects before the claim's put landed, then deleted the pool.
+    await allot.table.deleteItem(poolKey('doomed'));
+
+    await stream(streamEvent(insertRecord(allocation)));
+    expect(await allot.table.get({ pk: allocation.pk, sk: allocation.sk })).toBeUndefined();
+    await stream(streamEvent(removeRecord(allocation)));
+    const waiting = (await api.get('claims/doomed-a')).body;
+    expect(allocatedState(waiting)).toBe('False/PoolNotFound');
+    expect(waiting.status.value).toBeUndefined();
+
+    // The pool comes back: the claim is allocated with no further call.
+    await api.post('indexpools', indexPool('doomed', ['1..10']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'doomed'))));
+    expect(allocatedState((await api.get('claims/doomed-a')).body)).toBe('True/Allocated');
+  });
+
+  it("sweeps, on the pool's removal, claims' objects the delete's check missed, and keeps a user's", async () => {
+    await api.post('indexpools', indexPool('swept', ['1..10']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'swept'))));
+    const allocation = await allocatedFrom('swept-a', 'swept');
+    await stream(streamEvent(insertRecord(allocation))); // handled while the pool still existed
+    const user = await api.post('indices', {
+      apiVersion: API_VERSION,
+      kind: 'Index',
+      metadata: { name: 'swept-9' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'swept' }, index: 9 },
+    });
+    expect(user.status).toBe(201);
+    const pool = await poolItem('indexpools', 'swept');
+    await allot.table.deleteItem(poolKey('swept'));
+
+    await stream(streamEvent(removeRecord(pool)));
+    expect(await allot.table.get({ pk: allocation.pk, sk: allocation.sk })).toBeUndefined();
+    expect((await api.get('indices/swept-9')).status).toBe(200);
+    await stream(streamEvent(removeRecord(allocation)));
+    expect(allocatedState((await api.get('claims/swept-a')).body)).toBe('False/PoolNotFound');
+  });
+
+  it('leaves everything alone when the pool is back by the time the records come', async () => {
+    await api.post('indexpools', indexPool('phoenix', ['1..10']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'phoenix'))));
+    const allocation = await allocatedFrom('phoenix-a', 'phoenix');
+    const pool = await poolItem('indexpools', 'phoenix');
+    await allot.table.deleteItem(poolKey('phoenix'));
+    await api.post('indexpools', indexPool('phoenix', ['1..10']));
+    await stream(streamEvent(removeRecord(pool), insertRecord(allocation)));
+    expect(await allot.table.get({ pk: allocation.pk, sk: allocation.sk })).toBeDefined();
+    expect(allocatedState((await api.get('claims/phoenix-a')).body)).toBe('True/Allocated');
+  });
+});
+
+describe('a settle that lands after its allocation object went', () => {
+  it('makes the claim allocate again (the object was removed before the claim named it)', async () => {
+    await api.post('indexpools', indexPool('late', ['1..10']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'late'))));
+    await api.post('claims', claim('late-a', { kind: 'IndexPool', name: 'late' }));
+    const settled = await claimItem('late-a');
+    const allocation = await allocationItem('late-a');
+    // The object went, and its removal was handled, before the claim's settle: only the settle's record
+    // is left to tell.
+    await allot.table.deleteItem({ pk: allocation.pk, sk: allocation.sk });
+    const { bound: _bound, ...allocating } = settled;
+    await stream(streamEvent(modifyRecord({ ...allocating, phase: 'Allocating' }, settled)));
+
+    // It holds a new object (the lowest free value is the one freed, so maybe the same value).
+    const claimNow = await claimItem('late-a');
+    expect(claimNow.phase).toBe('Allocated');
+    const held = (await allot.table.get<Item>(claimNow.bound as { pk: string; sk: string }))!;
+    expect((held.metadata as { uid: string }).uid).not.toBe((allocation.metadata as { uid: string }).uid);
+    expect((held.spec as { claimRef?: { uid?: string } }).claimRef?.uid).toBe(
+      (settled.metadata as { uid: string }).uid,
+    );
+  });
+
+  it('leaves a claim alone when the object it names is there', async () => {
+    await api.post('claims', claim('late-b', { kind: 'IndexPool', name: 'late' }));
+    const settled = await claimItem('late-b');
+    const { bound: _bound, ...allocating } = settled;
+    await stream(streamEvent(modifyRecord({ ...allocating, phase: 'Allocating' }, settled)));
+    expect(await claimItem('late-b')).toEqual(settled);
+  });
+});
