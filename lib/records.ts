@@ -36,10 +36,10 @@ export interface PoolCounts {
    */
   epoch?: string;
   /**
-   * Markers (block-summary slot changes, lib/tally.ts) these counts already hold, by id → when: a marker
-   * is applied once, however often its records are delivered.
+   * Markers (block-summary slot changes, lib/tally.ts) these counts already hold, by id → when (epoch
+   * seconds): a marker is applied once, however often its records are delivered.
    */
-  applied?: Record<string, string>;
+  applied?: Record<string, number>;
   /** Until when claims spread their searches: the stream saw an allocation made after a lost race. */
   contendedUntil?: string;
   /** When the Available condition last changed. */

@@ -169,7 +169,10 @@ async function applyMarkers(
     const fresh = markers.filter(({ marker }) => previous?.applied?.[marker] === undefined);
     if (fresh.length === 0) return { freed: false, available: previous?.available ?? true };
     const space = spaceOf(pool);
-    const applied = { ...(previous?.applied ?? {}) };
+    const applied = appliedWith(
+      previous?.applied,
+      fresh.map(({ marker }) => marker),
+    );
     let allocated = previous?.allocated ?? 0;
     let held = BigInt(previous?.held ?? '0');
     let hint =
@@ -177,9 +180,7 @@ async function applyMarkers(
     let freed = false;
     let took = false;
     let raced = false;
-    const now = timestamp();
-    for (const { marker, ref, entries } of fresh) {
-      applied[marker] = now;
+    for (const { ref, entries } of fresh) {
       for (const [offset, delta, racedEntry] of entries) {
         allocated += delta;
         raced ||= racedEntry === 1;
@@ -265,9 +266,7 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | und
       });
     }
     heldOrdinals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const now = timestamp();
-    const applied = { ...(previous?.applied ?? {}) };
-    for (const marker of seen) applied[marker] ??= now;
+    const applied = appliedWith(previous?.applied, seen);
     const counts = nextCounts(
       pool,
       previous,
@@ -285,6 +284,30 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | und
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
+}
+
+/**
+ * An id stays in `applied` until its own batch drops it (step D). One whose batch never comes back (the
+ * function died before D and the records went to the dead-letter queue) is dropped once no delivery of
+ * its record can come: a stream keeps records for 24 hours.
+ */
+const APPLIED_KEPT_SECONDS = 25 * 60 * 60;
+
+/**
+ * `applied` with `added` (applied now, in epoch seconds: a number is the least a pool item, which every
+ * claim reads, can carry per id) and without ids kept past APPLIED_KEPT_SECONDS.
+ */
+function appliedWith(
+  previous: Record<string, number> | undefined,
+  added: Iterable<string>,
+): Record<string, number> {
+  const now = Math.floor(Date.now() / 1000);
+  const applied: Record<string, number> = {};
+  for (const [marker, at] of Object.entries(previous ?? {})) {
+    if (!(typeof at === 'number' && now - at > APPLIED_KEPT_SECONDS)) applied[marker] = at;
+  }
+  for (const marker of added) applied[marker] ??= now;
+  return applied;
 }
 
 /** Step D: the summaries no longer carry these markers, so `applied` need not remember them. */
@@ -322,7 +345,7 @@ function nextCounts(
     held: bigint;
     searchFrom: bigint;
     freed: boolean;
-    applied: Record<string, string>;
+    applied: Record<string, number>;
   },
   space: PoolSpace,
 ): PoolCounts {

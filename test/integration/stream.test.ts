@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { decide, readPool, type ClaimContext } from '../../lib/claims.ts';
 import type { ClaimRecord } from '../../lib/records.ts';
@@ -390,6 +390,26 @@ describe('pool counts', () => {
     expect(values.every((value) => value <= 16383 && (value >= 4096 || value % 8 === 7))).toBe(true);
     expect(values.some((value) => value >= 4096)).toBe(true);
     expect(new Set(values).size).toBe(values.length);
+  });
+
+  it('forgets an applied id once its record can no longer come (a stream keeps records 24 hours)', async () => {
+    await api.post('indexpools', indexPool('forget', ['1..8']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'forget'))));
+    // Ids left by batches whose function died before dropping them, and whose records went to the DLQ.
+    const now = Math.floor(Date.now() / 1000);
+    await allot.table.doc.send(
+      new UpdateCommand({
+        TableName: allot.table.tableName,
+        Key: objectKey('default', 'indexpools', 'forget'),
+        UpdateExpression: 'SET counts.applied = :applied',
+        ExpressionAttributeValues: { ':applied': { stale: now - 26 * 3600, recent: now - 3600 } },
+      }),
+    );
+    await api.post('claims', claim('forget-a', { kind: 'IndexPool', name: 'forget' }));
+    await stream(streamEvent(insertRecord(await allocationItem('forget-a'))));
+    const counts = await countsOf('forget');
+    expect(counts.applied).toEqual({ recent: now - 3600 });
+    expect(counts).toMatchObject({ allocated: 1, held: '1' });
   });
 
   it('recounts from the block summaries when the spec changes', async () => {
