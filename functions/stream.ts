@@ -41,23 +41,16 @@ export function createStreamHandler(context?: Partial<ClaimContext>, options: { 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
     const touched = new Map<
       string,
-      { pool: PoolId; changes: SlotChange[]; recount: boolean; sweep: boolean; records: string[] }
+      { pool: PoolId; changes: SlotChange[]; recount: boolean; records: string[] }
     >();
     const processor = new BatchProcessor(EventType.DynamoDBStreams);
     const response = await processPartialResponse(
       event,
       async (record: DynamoDBRecord) => {
-        for (const { pool, change, recount, sweep } of await reconcileRecord(contextOf(), changeOf(record))) {
-          const entry = touched.get(poolKey(pool)) ?? {
-            pool,
-            changes: [],
-            recount: false,
-            sweep: false,
-            records: [],
-          };
+        for (const { pool, change, recount } of await reconcileRecord(contextOf(), changeOf(record))) {
+          const entry = touched.get(poolKey(pool)) ?? { pool, changes: [], recount: false, records: [] };
           if (change) entry.changes.push(change);
           entry.recount ||= recount === true;
-          entry.sweep ||= sweep === true;
           entry.records.push(record.dynamodb!.SequenceNumber!);
           touched.set(poolKey(pool), entry);
         }
@@ -66,9 +59,9 @@ export function createStreamHandler(context?: Partial<ClaimContext>, options: { 
       { processInParallel: false, throwOnFullBatchFailure: false },
     );
     const failures = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-    for (const { pool, changes, recount, sweep, records } of touched.values()) {
+    for (const { pool, changes, recount, records } of touched.values()) {
       try {
-        await refreshPool(contextOf(), pool, changes, { recount, sweep });
+        await refreshPool(contextOf(), pool, changes, { recount });
       } catch (error) {
         logger.error('pool refresh failed', { pool, error: error as Error });
         for (const sequence of records) failures.add(sequence);

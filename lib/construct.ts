@@ -137,7 +137,7 @@ const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> =
     description: 'Allot table stream: reclaim, pool status, waiting claims',
     timeout: Duration.seconds(60),
     tableActions: ITEM_ACTIONS,
-    queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX],
+    queriedIndexes: [WAITING_INDEX],
   },
 };
 

@@ -21,10 +21,6 @@
  *                                  its allocation object
  *   claim settled on an object     the object went before the settle     the claim allocates again
  *     that is gone                 landed
- *   allocation a claim made in a   the claim read the pool just before   give it back; the claim waits
- *     pool that is gone (on its    a delete, and put after the delete's  for the pool (PoolNotFound)
- *     insert; on the pool's        check for objects
- *     removal, from its listing)
  *   pool inserted, spec changed    claims may fit now                    recount, wake waiting claims
  *   allocation inserted/removed    counts and hint moved                 the batch's slot changes go to
  *                                                                        the pool's counts (lib/tally.ts);
@@ -35,7 +31,7 @@ import { poolKindInfo, type PoolKind } from './kinds.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
 import { valueKind } from './spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
-import { allocationKey, objectKey, poolKeyOf, type PoolId, type Stored } from './table.ts';
+import { objectKey, poolKeyOf, type PoolId, type Stored } from './table.ts';
 import { timestamp } from './objects.ts';
 
 export interface ChangeRecord {
@@ -55,8 +51,6 @@ export interface Touched {
   pool: PoolId;
   change?: SlotChange;
   recount?: boolean;
-  /** The pool went: look for allocation objects claims made in it (see giveBackOrphans). */
-  sweep?: boolean;
 }
 
 /** Handles one record; returns the pools it touched. */
@@ -98,9 +92,9 @@ function newlyBound(record: ChangeRecord): boolean {
 }
 
 /**
- * A settle may land after the allocation object it names went (deleted by a user, or given back as an
- * orphan) when that object's removal was handled first: records of two items come in no set order. The
- * claim then holds nothing, and allocates again.
+ * A settle may land after the allocation object it names went (a user deleted it), and that object's
+ * removal be handled first: records of two items come in no set order. The claim would then say it holds
+ * a value that no object holds, free for another claim; instead it allocates again.
  */
 async function checkBound(ctx: ClaimContext, key: ItemKey, claim: ClaimRecord): Promise<void> {
   if (claim.phase !== 'Allocated' || !claim.bound) return;
@@ -113,9 +107,6 @@ function poolChanged(record: ChangeRecord): Touched[] {
   const pool = (record.newImage ?? record.oldImage) as unknown as PoolRecord;
   const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
   if (record.eventName === 'INSERT') return [{ pool: id, recount: true }];
-  // A claim that read the pool just before its delete may have put an allocation object after the
-  // delete's check for them: the pool's refresh looks for such objects once the pool is gone.
-  if (record.eventName === 'REMOVE') return [{ pool: id, sweep: true }];
   if (record.eventName === 'MODIFY') {
     const before = record.oldImage as unknown as PoolRecord | undefined;
     // A counts write by this function changes no generation: nothing to do, and no loop.
@@ -256,49 +247,17 @@ export async function refreshPool(
   ctx: ClaimContext,
   id: PoolId,
   changes: readonly SlotChange[] = [],
-  options: { recount?: boolean; sweep?: boolean } = {},
+  options: { recount?: boolean } = {},
 ): Promise<void> {
   if (!poolKindInfo(id.kind)) return;
   const result = await tallyPool(ctx, id, changes, options);
-  if (result === 'no pool') {
-    await giveBackOrphans(ctx, id, changes, options.sweep === true);
-    return;
-  }
+  if (result === 'no pool') return;
   // Only a freed value, a new pool or a new spec changes what a waiting claim gets (a claim that found
   // nothing because the summary still showed a freed value as held is woken when the stream applies that
   // removal). An exhausted pool still wakes them then: claims that waited for it to exist must learn
   // that it is exhausted instead.
   if (!result.freed) return;
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
-}
-
-/**
- * Allocation objects a claim made in a pool that no longer exists: the claim read the pool just before a
- * delete whose check for allocation objects came before the claim's put. They are given back (deleted,
- * if still the claim's), and the claim, holding nothing, waits for the pool again (PoolNotFound). An
- * object a user made stays: it may wait for its pool (Valid=False/PoolNotFound). `sweep`: the pool's
- * removal, which looks at every object the pool's listing shows, not only the batch's.
- */
-async function giveBackOrphans(
-  ctx: ClaimContext,
-  id: PoolId,
-  changes: readonly SlotChange[],
-  sweep: boolean,
-): Promise<void> {
-  const info = poolKindInfo(id.kind)!;
-  const keys = changes
-    .filter((change) => change.present)
-    .map((change) => allocationKey(id, info.allocationKind, change));
-  if (sweep) {
-    for await (const listed of ctx.table.poolAllocations(id.namespace, info.allocationResource, id.name))
-      keys.push({ pk: listed.pk, sk: listed.sk });
-  }
-  for (const key of keys) {
-    const allocation = await ctx.table.get<AllocationRecord>(key);
-    if (allocation?.t !== 'alloc' || allocation.origin !== 'claim') continue;
-    const ref = allocation.spec.claimRef;
-    await ctx.table.deleteBoundAllocation(key, ref?.name ?? '', ref?.uid ?? '');
-  }
 }
 
 export type { Stored };

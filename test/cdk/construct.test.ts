@@ -334,8 +334,6 @@ describe('permissions', () => {
       'stream',
       {
         table: sorted(ITEM_ACTIONS),
-        // allocations: a pool's removal looks for the objects claims put in it after the delete's check.
-        'index/allocations': ['dynamodb:Query'],
         'index/waiting': ['dynamodb:Query'],
         stream: streamRead,
       },
