@@ -41,16 +41,26 @@ export function createStreamHandler(context?: Partial<ClaimContext>, options: { 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
     const touched = new Map<
       string,
-      { pool: PoolId; changes: SlotChange[]; recount: boolean; records: string[] }
+      { pool: PoolId; changes: SlotChange[]; recount: boolean; removed: boolean; records: string[] }
     >();
     const processor = new BatchProcessor(EventType.DynamoDBStreams);
     const response = await processPartialResponse(
       event,
       async (record: DynamoDBRecord) => {
-        for (const { pool, change, recount } of await reconcileRecord(contextOf(), changeOf(record))) {
-          const entry = touched.get(poolKey(pool)) ?? { pool, changes: [], recount: false, records: [] };
+        for (const { pool, change, recount, removed } of await reconcileRecord(
+          contextOf(),
+          changeOf(record),
+        )) {
+          const entry = touched.get(poolKey(pool)) ?? {
+            pool,
+            changes: [],
+            recount: false,
+            removed: false,
+            records: [],
+          };
           if (change) entry.changes.push(change);
           entry.recount ||= recount === true;
+          entry.removed ||= removed === true;
           entry.records.push(record.dynamodb!.SequenceNumber!);
           touched.set(poolKey(pool), entry);
         }
@@ -59,9 +69,9 @@ export function createStreamHandler(context?: Partial<ClaimContext>, options: { 
       { processInParallel: false, throwOnFullBatchFailure: false },
     );
     const failures = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-    for (const { pool, changes, recount, records } of touched.values()) {
+    for (const { pool, changes, recount, removed, records } of touched.values()) {
       try {
-        await refreshPool(contextOf(), pool, changes, { recount });
+        await refreshPool(contextOf(), pool, changes, { recount, removed });
       } catch (error) {
         logger.error('pool refresh failed', { pool, error: error as Error });
         for (const sequence of records) failures.add(sequence);

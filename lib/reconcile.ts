@@ -17,11 +17,14 @@
  *     claim's uid                  while its handler was at work         allocations only)
  *   allocation naming a claim,     pre-provisioned or retained           bind it to that claim if it waits;
  *     uid empty or stale           (allow-binding)                       offer it to the name otherwise
+ *                                                                        (a stale uid is cleared first)
  *   allocation removed             a value freed; a bound claim lost     the claim allocates again
  *                                  its allocation object
  *   claim settled on an object     the object went before the settle     the claim allocates again
  *     that is gone                 landed
  *   pool inserted, spec changed    claims may fit now                    recount, wake waiting claims
+ *   pool removed                   its waiting claims wait for it to     wake them (they say PoolNotFound)
+ *                                  exist again
  *   allocation inserted/removed    counts and hint moved                 the batch's slot changes go to
  *                                                                        the pool's counts (lib/tally.ts);
  *                                                                        wake waiters after a removal
@@ -51,6 +54,8 @@ export interface Touched {
   pool: PoolId;
   change?: SlotChange;
   recount?: boolean;
+  /** The pool went: its waiting claims now wait for it to exist (PoolNotFound). */
+  removed?: boolean;
 }
 
 /** Handles one record; returns the pools it touched. */
@@ -107,6 +112,7 @@ function poolChanged(record: ChangeRecord): Touched[] {
   const pool = (record.newImage ?? record.oldImage) as unknown as PoolRecord;
   const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
   if (record.eventName === 'INSERT') return [{ pool: id, recount: true }];
+  if (record.eventName === 'REMOVE') return [{ pool: id, removed: true }];
   if (record.eventName === 'MODIFY') {
     const before = record.oldImage as unknown as PoolRecord | undefined;
     // A counts write by this function changes no generation: nothing to do, and no loop.
@@ -219,6 +225,13 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
     }
     return pools;
   }
+  if (ref.uid !== '') {
+    // A user's object bound to a claim that is gone: a handler bound it and died before its settle, and
+    // the claim was released (its release saw nothing bound), or a lost settle gave it back its earlier,
+    // stale uid. A uid that names no claim says nothing (an empty or stale one binds alike, with the
+    // allow-binding annotation): it is cleared, so no object stays bound to a claim that does not exist.
+    if (!(await ctx.table.setAllocationUid(record.keys, ref.name, ref.uid, ''))) return pools;
+  }
   if (!live?.bound) await ctx.table.offerToClaim(key, record.keys);
   return pools;
 }
@@ -247,16 +260,24 @@ export async function refreshPool(
   ctx: ClaimContext,
   id: PoolId,
   changes: readonly SlotChange[] = [],
-  options: { recount?: boolean } = {},
+  options: { recount?: boolean; removed?: boolean } = {},
 ): Promise<void> {
   if (!poolKindInfo(id.kind)) return;
   const result = await tallyPool(ctx, id, changes, options);
-  if (result === 'no pool') return;
+  if (result === 'no pool') {
+    // Claims that waited for a value of a pool now gone say so: they wait for it to exist.
+    if (options.removed) await wakeWaiting(ctx, id);
+    return;
+  }
   // Only a freed value, a new pool or a new spec changes what a waiting claim gets (a claim that found
   // nothing because the summary still showed a freed value as held is woken when the stream applies that
   // removal). An exhausted pool still wakes them then: claims that waited for it to exist must learn
   // that it is exhausted instead.
   if (!result.freed) return;
+  await wakeWaiting(ctx, id);
+}
+
+async function wakeWaiting(ctx: ClaimContext, id: PoolId): Promise<void> {
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
 }
 

@@ -438,6 +438,22 @@ async function allocationKeyOf(pool: string, index: bigint) {
   return allocationKey({ namespace: 'default', kind: 'IndexPool', name: pool }, 'Index', { slot: index });
 }
 
+describe('a pool deleted', () => {
+  it('tells the claims that waited for one of its values that they now wait for the pool', async () => {
+    await api.post('indexpools', indexPool('gone', ['1..10']));
+    await stream(streamEvent(insertRecord(await poolItem('indexpools', 'gone'))));
+    const waiting = await api.post(
+      'claims',
+      claim('gone-a', { kind: 'IndexPool', name: 'gone' }, { within: '20..30' }),
+    );
+    expect(allocatedState(waiting.body)).toBe('False/PoolExhausted');
+    const pool = await poolItem('indexpools', 'gone');
+    expect((await api.delete('indexpools/gone')).status).toBe(200);
+    await stream(streamEvent(removeRecord(pool)));
+    expect(allocatedState((await api.get('claims/gone-a')).body)).toBe('False/PoolNotFound');
+  });
+});
+
 describe('a pool deleted while a claim allocates from it', () => {
   it('leaves the claim its value: the object stays, PoolNotFound, and a pool made again does not hand it out', async () => {
     await api.post('indexpools', indexPool('doomed', ['1..10']));

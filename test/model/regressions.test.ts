@@ -109,6 +109,48 @@ describe('regressions found by the model', () => {
     }
   });
 
+  it.each(['Retain', 'Recycle'])(
+    'unbinds a user object that a dying handler bound, when its claim is released before the stream takes over (%s)',
+    async (reclaimPolicy) => {
+      const world = await World.create(store, 15, 1);
+      const api = world.instances[0]!;
+      const clock = new Clock();
+      vi.spyOn(Date, 'now').mockImplementation(clock.now);
+      try {
+        await api.call('PUT', 'indexpools/p', { spec: { ranges: ['0..0'], reclaimPolicy } });
+        await api.call('PUT', 'indices/p-0', {
+          metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+          spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 0, claimRef: { name: 'gone' } },
+        });
+        await world.queue.drain(world.streamHandler, world.random);
+        // Pool read, claim put (over the stub, taking its offer), offered object read, bind; then it dies
+        // before the settle: the object is bound to the claim, the claim does not name it.
+        api.faults.dieBeforeCall(5);
+        const died = await api.call('POST', 'claims', {
+          metadata: { name: 'gone' },
+          spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+        });
+        expect(died.status).toBe(500);
+        expect(api.faults.revive()).toBe(true);
+        const claim = (await world.snapshot()).claims.find((item) => item.metadata.name === 'gone')!;
+        expect(claim.phase).toBe('Allocating');
+        expect((await api.call('GET', 'indices/p-0')).body.spec.claimRef.uid).toBe(claim.metadata.uid);
+        // Released before the stream function takes the claim over: its release sees nothing bound.
+        expect((await api.call('DELETE', 'claims/gone')).status).toBe(200);
+        clock.passHandlerDeadline();
+
+        await world.queue.drain(world.streamHandler, world.random);
+        const object = await api.call('GET', 'indices/p-0');
+        expect(object.status).toBe(200);
+        expect(object.body.spec.claimRef).toEqual({ name: 'gone', uid: '' });
+        expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+      } finally {
+        vi.restoreAllMocks();
+        world.close();
+      }
+    },
+  );
+
   it('tells a claim that waited for its pool that the pool, once created, is exhausted', async () => {
     const world = await World.create(store, 15, 1);
     const api = world.instances[0]!;
