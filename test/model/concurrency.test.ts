@@ -27,6 +27,7 @@ type Action =
   | { type: 'pool'; pool: number; ranges: string[] }
   | { type: 'claim'; method: 'POST' | 'PUT'; name: string; pool: number; value?: number; within?: string }
   | { type: 'release'; name: string }
+  | { type: 'deletePool'; pool: number; cascade: boolean }
   | { type: 'preprovision'; pool: number; value: number; name: string; allowBinding: boolean }
   | { type: 'stream'; size: number; duplicate: boolean; replay: boolean };
 
@@ -68,6 +69,14 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   },
   { weight: 3, arbitrary: fc.record({ type: fc.constant('release' as const), name: claimName }) },
   {
+    weight: 1,
+    arbitrary: fc.record({
+      type: fc.constant('deletePool' as const),
+      pool: poolIndex,
+      cascade: fc.boolean(),
+    }),
+  },
+  {
     weight: 2,
     arbitrary: fc.record({
       type: fc.constant('preprovision' as const),
@@ -98,9 +107,9 @@ function opArb(faulty: boolean): fc.Arbitrary<Op> {
   });
 }
 
-/** What the callers were told and must not lose: claim name → uid and value. */
+/** What the callers were told and must not lose: claim name → uid, pool and value. */
 interface Model {
-  told: Map<string, { uid: string; value?: string }>;
+  told: Map<string, { uid: string; pool: string; value?: string }>;
   pools: Set<string>;
 }
 
@@ -143,6 +152,11 @@ function request(action: Exclude<Action, { type: 'stream' }>): {
     }
     case 'release':
       return { method: 'DELETE', path: `claims/${action.name}` };
+    case 'deletePool':
+      return {
+        method: 'DELETE',
+        path: `indexpools/${POOLS[action.pool]!.name}${action.cascade ? '?cascade=true' : ''}`,
+      };
     case 'preprovision': {
       const pool = POOLS[action.pool]!.name;
       const name = `${pool}-${action.value}`;
@@ -247,7 +261,23 @@ function learn(
       violations.push(
         `claim ${action.name} was told ${before.value} and is now answered ${got ?? 'nothing'}`,
       );
-    model.told.set(action.name, { uid, value: got ?? before?.value });
+    model.told.set(action.name, { uid, pool: POOLS[action.pool]!.name, value: got ?? before?.value });
+  });
+  // A pool's delete: it must no longer be there, unless the same step made it again; a cascade takes
+  // the claims bound to its objects with it.
+  ops.forEach((op, i) => {
+    const action = op.action;
+    if (action.type !== 'deletePool') return;
+    const answer = answers[i];
+    const name = POOLS[action.pool]!.name;
+    const remade = ops.some(
+      (other) => other.action.type === 'pool' && POOLS[other.action.pool]!.name === name,
+    );
+    if (answer && (answer.status < 300 || answer.status >= 500)) model.pools.delete(name);
+    if (remade) model.pools.delete(name);
+    if (action.cascade && (!answer || answer.status < 300 || answer.status >= 500)) {
+      for (const [claimName, told] of model.told) if (told.pool === name) model.told.delete(claimName);
+    }
   });
 }
 
