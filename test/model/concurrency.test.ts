@@ -261,7 +261,9 @@ function learn(
       violations.push(
         `claim ${action.name} was told ${before.value} and is now answered ${got ?? 'nothing'}`,
       );
-    model.told.set(action.name, { uid, pool: POOLS[action.pool]!.name, value: got ?? before?.value });
+    // A value told to an earlier claim of the name (one a cascade took in this very step) is not this one's.
+    const kept = before?.uid === uid ? before.value : undefined;
+    model.told.set(action.name, { uid, pool: POOLS[action.pool]!.name, value: got ?? kept });
   });
   // A pool's delete: it must no longer be there, unless the same step made it again; a cascade takes
   // the claims bound to its objects with it.
