@@ -8,7 +8,8 @@ import { allocatedOutcome, waitingOutcome } from '../../lib/claims.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey } from '../../lib/records.ts';
 import { ConditionFailedError, objectKey } from '../../lib/table.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
-import { API_VERSION, startTestAllot } from '../helpers/allot.ts';
+import { startTestAllot } from '../helpers/allot.ts';
+import { allocatingClaim } from '../builders/records.ts';
 
 let allot: LocalAllot;
 beforeAll(async () => {
@@ -20,22 +21,7 @@ const now = () => new Date().toISOString();
 
 async function storedClaim(name: string): Promise<{ key: ItemKey; claim: ClaimRecord }> {
   const key = objectKey('default', 'claims', name);
-  const claim: ClaimRecord = {
-    t: 'claim',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      generation: 1,
-      creationTimestamp: now(),
-      labels: {},
-      annotations: {},
-    },
-    spec: { poolRef: { apiVersion: API_VERSION, kind: 'IndexPool', name: 'p' } },
-    status: { conditions: [] },
-    phase: 'Allocating',
-    rv: 1,
-  };
+  const claim = allocatingClaim(name, 'p');
   await allot.table.createObject(key, claim);
   return { key, claim };
 }

@@ -7,11 +7,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { decide, readPool, type ClaimContext } from '../../lib/claims.ts';
-import type { ClaimRecord } from '../../lib/records.ts';
 import { refreshPool } from '../../lib/reconcile.ts';
 import { objectKey, Table } from '../../lib/table.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { claim, client, indexPool, startTestAllot, API_VERSION } from '../helpers/allot.ts';
+import { allocatingClaim } from '../builders/records.ts';
 import { insertRecord, modifyRecord, removeRecord, streamEvent } from '../builders/stream.ts';
 import { allocatedState, validState } from './support.ts';
 
@@ -25,26 +25,6 @@ beforeAll(async () => {
   stream = createStreamHandler({ table: allot.table });
 });
 afterAll(() => allot.close());
-
-/** A claim as the claim handler stores it before it decides (for the engine called directly). */
-function claimRecordFor(name: string, poolName: string): ClaimRecord {
-  return {
-    t: 'claim',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      generation: 1,
-      creationTimestamp: new Date().toISOString(),
-      labels: {},
-      annotations: {},
-    },
-    spec: { poolRef: { apiVersion: API_VERSION, kind: 'IndexPool', name: poolName } },
-    status: { conditions: [] },
-    phase: 'Allocating',
-    rv: 1,
-  };
-}
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -208,24 +188,7 @@ describe('stream function', () => {
   it('finishes a claim whose handler died after writing the claim (Allocating)', async () => {
     await api.post('indexpools', indexPool('crash', ['10..12']));
     const key = objectKey('default', 'claims', 'orphan');
-    const now = new Date().toISOString();
-    const claimRecord = {
-      t: 'claim',
-      metadata: {
-        name: 'orphan',
-        namespace: 'default',
-        uid: 'u-1',
-        generation: 1,
-        creationTimestamp: now,
-        labels: {},
-        annotations: {},
-      },
-      spec: { poolRef: { kind: 'IndexPool', name: 'crash' } },
-      status: { conditions: [] },
-      phase: 'Allocating',
-      rv: 1,
-    } as const;
-    await allot.table.createObject(key, claimRecord as never);
+    await allot.table.createObject(key, allocatingClaim('orphan', 'crash', 'u-1'));
     const item = await claimItem('orphan');
     await stream(streamEvent(insertRecord(item)));
     expect((await api.get('claims/orphan')).body.status.value).toBe('10');
@@ -376,7 +339,7 @@ describe('pool counts', () => {
       contendedUntil: new Map([[pool.metadata.uid, { until: Date.now() + 60_000, spell: 5000 }]]),
     };
     const decideFor = async (name: string) => {
-      const decision = await decide(ctx, claimRecordFor(name, 'crowded'), pool);
+      const decision = await decide(ctx, allocatingClaim(name, 'crowded'), pool);
       return Number(decision.outcome.status.value);
     };
     // An eighth of the hint's span is free (under a quarter): the next search spreads over two spans.
