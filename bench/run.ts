@@ -163,11 +163,7 @@ const raw32 = pairedRaw['32']!;
 
 const concurrent = scenarios.find((scenario) => scenario.clients === CONCURRENT_CLIENTS)!;
 const oneClient = scenarios.find(
-  (scenario) =>
-    scenario.clients === 1 &&
-    scenario.pool === 'index-2^16' &&
-    scenario.fill === 0.5 &&
-    scenario.pattern === 'random',
+  (scenario) => scenario.clients === 1 && efficiencyScenario(scenario.pool, scenario.pattern, scenario.fill),
 )!;
 const efficiency =
   (concurrent.claimsPerSecond * concurrent.requestsPerClaim.median) / raw32.requestsPerSecond;
