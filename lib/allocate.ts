@@ -95,7 +95,7 @@ export async function allocateNext(
   // After a put the summary suggested loses, the rest of that block is read from the objects (the summary
   // lags there); then the summary again.
   let objectsUntil = -1n;
-  let lastSummary: { first: bigint; last: bigint; held: HeldTest } | undefined;
+  let lastSummary: SummaryRead | undefined;
   let missed = false;
   let spanFreeShare: number | undefined;
   const ended = <T extends NextOutcome>(outcome: T): T =>
@@ -142,8 +142,8 @@ export async function allocateNext(
         if (summary && spread) spanFreeShare ??= picks.freeShareAtFirstPick();
         if (offset === undefined) break;
         const slot = cursor + BigInt(offset);
-        if (await port.tryCreate(valueAt(slot), raced))
-          return ended({ kind: 'allocated', value: valueAt(slot), collisions, raced });
+        const value = valueAt(slot);
+        if (await port.tryCreate(value, raced)) return ended({ kind: 'allocated', value, collisions, raced });
         collisions++;
         if (summary && !(options.contended && collisions < CONTENDED_SUMMARY_MISSES)) {
           // It lags here: read the objects from this value to the end of its block.
@@ -166,7 +166,14 @@ export async function allocateNext(
 /** Whether the slot at an offset of the span read is held. */
 export type HeldTest = (offset: number) => boolean;
 
-function summaryShows(summary: { first: bigint; last: bigint; held: HeldTest } | undefined, slot: bigint) {
+/** The last summary span a search read, to hold the objects read after a miss against. */
+interface SummaryRead {
+  first: bigint;
+  last: bigint;
+  held: HeldTest;
+}
+
+function summaryShows(summary: SummaryRead | undefined, slot: bigint) {
   return summary !== undefined && summary.first <= slot && slot <= summary.last
     ? summary.held(Number(slot - summary.first))
     : false;

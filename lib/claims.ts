@@ -330,8 +330,8 @@ export async function decide(
       : `no candidate of ${ref.name} within this claim's limits is free`;
     return { outcome: waitingOutcome('PoolExhausted', what, now), collisions };
   }
-  // A spread search skipped free candidates: it proves nothing about what lies below it.
   rememberTaken(ctx, pool, next.value.slot);
+  // A spread search skipped free candidates: it proves nothing about what lies below it.
   if (unrestricted && !contended && !raced) {
     rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
   }
