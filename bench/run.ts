@@ -250,6 +250,8 @@ const results = {
   raw: [raw1.before, raw1.after, raw32.before, raw32.after, plain1, plain32, tiny1, tiny32],
   efficiency: round(efficiency, 3),
   efficiencyOneClient: round(efficiencyOneClient, 3),
+  /** The one-client scenario the efficiency above is taken from. */
+  efficiencyOneClientScenario: oneClient.name,
   busiestKeyShare,
   perPoolCeilingClaimsPerSecond: perPoolCeiling,
   concentration: spaces,
