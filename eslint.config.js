@@ -1,27 +1,59 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 
-/** The domain core imports no AWS SDK, CDK or middy and reads no environment (style.md, "Where things live"). */
-const PURE_CORE = [
-  'lib/allocate.ts',
-  'lib/candidates.ts',
-  'lib/errors.ts',
-  'lib/events.ts',
-  'lib/ip.ts',
-  'lib/kinds.ts',
-  'lib/names.ts',
-  'lib/objects.ts',
-  'lib/openapi.ts',
-  'lib/ranges.ts',
-  'lib/records.ts',
-  'lib/routes.ts',
-  'lib/schemas.ts',
-  'lib/spaces.ts',
-  'lib/stream-filter.ts',
-  'lib/table-schema.ts',
-  'lib/validation.ts',
-  'lib/values.ts',
-];
+/**
+ * The layers of lib/, lowest first (lib/README.md). A layer imports only the layers below it:
+ * domain ← store ← service ← http ← cloud ← local, and cli beside cloud. `local` is the one composition
+ * root inside lib/ (it runs the functions/ handlers in-process, with the cloud's stream filter); `cli`
+ * speaks HTTP and needs only the domain.
+ */
+const LAYERS = ['domain', 'store', 'service', 'http', 'cloud'];
+const TOP = ['local', 'cli'];
+const AWS = ['@aws-sdk/*', 'aws-cdk-lib', 'aws-cdk-lib/*', '@middy/*', 'constructs'];
+
+/** Import patterns (gitignore syntax, matched against the specifier) a layer must not use. */
+function above(layer) {
+  const higher = [...LAYERS.slice(LAYERS.indexOf(layer) + 1), ...TOP];
+  return [...higher.flatMap((name) => [`../${name}/*`, `../../${name}/*`]), '**/functions/*', '**/bin/*'];
+}
+
+/**
+ * Plain data and pure functions outside lib/domain that the CDK construct, the local server and the tests
+ * read alike: no AWS SDK, CDK or middy, no environment.
+ */
+const PURE_FILES = {
+  store: ['lib/store/schema.ts', 'lib/store/keys.ts'],
+  http: ['lib/http/routes.ts', 'lib/http/openapi.ts'],
+  cloud: ['lib/cloud/stream-filter.ts'],
+};
+
+function layerRule(layer, files, pure) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: above(layer),
+              message: `lib/${layer} may import only the layers below it (domain ← store ← service ← http ← cloud).`,
+            },
+            ...(pure
+              ? [{ group: AWS, message: `${files.join(', ')}: pure, no AWS SDK, CDK or middy.` }]
+              : []),
+          ],
+        },
+      ],
+      ...(pure ? { 'no-restricted-properties': ['error', { object: 'process', property: 'env' }] } : {}),
+    },
+  };
+}
+
+const layerRules = LAYERS.flatMap((layer) => [
+  layerRule(layer, [`lib/${layer}/**/*.ts`], layer === 'domain'),
+  ...(PURE_FILES[layer] ? [layerRule(layer, PURE_FILES[layer], true)] : []),
+]);
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.allot-data/'] },
@@ -32,14 +64,29 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  ...layerRules,
   {
-    files: PURE_CORE,
+    // The CLI talks to the API over HTTP: it needs the domain's vocabulary, nothing of the service.
+    files: ['lib/cli/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: ['@aws-sdk/*', 'aws-cdk-lib', 'aws-cdk-lib/*', '@middy/*', 'constructs'] },
+        {
+          patterns: [
+            {
+              group: [
+                '../store/*',
+                '../service/*',
+                '../http/*',
+                '../cloud/*',
+                '../local/*',
+                '**/functions/*',
+              ],
+              message: 'lib/cli is a client of the HTTP API: it imports only lib/domain.',
+            },
+          ],
+        },
       ],
-      'no-restricted-properties': ['error', { object: 'process', property: 'env' }],
     },
   },
 );

@@ -1,7 +1,7 @@
 /**
  * Pools for the benchmark, and filling them with exactly the allocation objects claims would have written
  * (`newAllocation` for a stand-in claim `fill-<n>`, written with the table's batch writer), then letting the
- * stream function's pool refresh (`refreshPool`, lib/tally.ts) set the pool's counts and search hint.
+ * stream function's pool refresh (`refreshPool`, lib/service/tally.ts) set the pool's counts and search hint.
  *
  * Pools of 2^8 and 2^16 values are materialised whole. Half of 2^32 or 2^64 values cannot be, so for
  * those only a window is written, and the run says which:
@@ -15,17 +15,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ordinalOf, slotAt } from '../lib/candidates.ts';
-import { newAllocation, type ClaimContext } from '../lib/claims.ts';
-import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/kinds.ts';
-import { spaceOf, timestamp } from '../lib/objects.ts';
-import { refreshPool } from '../lib/reconcile.ts';
-import type { SlotChange } from '../lib/tally.ts';
-import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/records.ts';
-import { valueKind } from '../lib/spaces.ts';
-import { allocationKey, BLOCK_BITS, objectKey, poolKeyOf, type PoolId, type Table } from '../lib/table.ts';
-import type { ParsedValue, PoolSpace } from '../lib/values.ts';
+import { ordinalOf, slotAt } from '../lib/domain/candidates.ts';
+import { newAllocation } from '../lib/service/decide.ts';
+import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/domain/kinds.ts';
+import { spaceOf, timestamp } from '../lib/domain/objects.ts';
+import { refreshPool } from '../lib/service/reconcile.ts';
+import type { SlotChange } from '../lib/service/tally.ts';
+import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/domain/records.ts';
+import { valueKind } from '../lib/domain/spaces.ts';
+import { type Table } from '../lib/store/table.ts';
+import type { ParsedValue, PoolSpace } from '../lib/domain/values.ts';
 import { NAMESPACE, type Instance } from './instance.ts';
+import { allocationKey, BLOCK_BITS, objectKey, poolKeyOf, type PoolId } from '../lib/store/keys.ts';
+import { type ClaimContext } from '../lib/service/context.ts';
 
 export type Pattern = 'first' | 'random';
 
@@ -274,7 +276,7 @@ export class BenchPool {
   }
 
   /**
-   * The stream function's pool refresh (lib/tally.ts) with the slot changes since the last one. A fill's
+   * The stream function's pool refresh (lib/service/tally.ts) with the slot changes since the last one. A fill's
    * changes go in chunks of 1,024 (a stream batch carries at most 100 records; a fill in such batches
    * would take minutes); for a windowed "first N" fill, the counts are then those of the whole fill it
    * stands for.
@@ -338,7 +340,7 @@ async function windowedCounts(stream: ClaimContext, pool: BenchPool, prefix: big
   // PoolCounts.allocated is a JS number: past 2^53 (first-N fills of the /64) it is written as 2^53 − 2^20,
   // room for the claims measured. No store can hold that many allocation objects; the claim path reads
   // only searchFrom and the epoch.
-  await stream.table.setPoolCounts(poolKeyOf(pool.id), record.metadata.uid, {
+  await stream.table.summaries.setPoolCounts(poolKeyOf(pool.id), record.metadata.uid, {
     ...counts,
     allocated: Math.min(Number(held), Number.MAX_SAFE_INTEGER - 2 ** 20),
     held: held.toString(),

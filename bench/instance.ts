@@ -5,12 +5,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createHttpHandler } from '../functions/http.ts';
-import type { ClaimContext } from '../lib/claims.ts';
+
 import { fakeContext } from '../lib/local/server.ts';
 import { localClient } from '../lib/local/store.ts';
-import { Table } from '../lib/table.ts';
+import { Table } from '../lib/store/table.ts';
 import { httpEvent } from '../test/helpers/events.ts';
 import { Meter } from './measure.ts';
+import { type ClaimContext } from '../lib/service/context.ts';
 
 export const NAMESPACE = 'bench';
 

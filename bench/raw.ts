@@ -13,12 +13,13 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { newAllocation } from '../lib/claims.ts';
-import type { ClaimRecord, PoolRecord } from '../lib/records.ts';
-import { valueKind } from '../lib/spaces.ts';
-import { allocationKey, Table } from '../lib/table.ts';
+import { newAllocation } from '../lib/service/decide.ts';
+import type { ClaimRecord, PoolRecord } from '../lib/domain/records.ts';
+import { valueKind } from '../lib/domain/spaces.ts';
+import { Table } from '../lib/store/table.ts';
 import { localClient } from '../lib/local/store.ts';
 import { Meter, round } from './measure.ts';
+import { allocationKey } from '../lib/store/keys.ts';
 
 export const RAW_SECONDS = 2;
 

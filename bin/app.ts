@@ -5,7 +5,7 @@
  */
 import { App, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { AllotService } from '../lib/construct.ts';
+import { AllotService } from '../lib/cloud/construct.ts';
 
 const app = new App();
 

@@ -1,6 +1,6 @@
 /**
  * The claim and release functions' handler: API Gateway events go through the shared HTTP chain; anything
- * else is a direct invocation or an EventBridge request (lib/invocation.ts), answered with the Claim or a
+ * else is a direct invocation or an EventBridge request (lib/service/invocation.ts), answered with the Claim or a
  * Status as a value. Each invocation logs its namespace, pool, claim and request id; the claim function
  * also records the claim's latency and the conditional-check failures it met (races lost).
  */
@@ -8,12 +8,18 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { ClaimContext } from '../lib/claims.ts';
-import { directRequestOf, invokeDirect, isBusEvent, type DirectOperation } from '../lib/invocation.ts';
-import { isObject } from '../lib/validation.ts';
+
+import {
+  directRequestOf,
+  invokeDirect,
+  isBusEvent,
+  type DirectOperation,
+} from '../lib/service/invocation.ts';
+import { isObject } from '../lib/domain/validation.ts';
 import { conditionalFailuresOf, lazyContext } from './context.ts';
 import { createHttpHandler } from './http.ts';
 import { logger, METRIC, MetricUnit, metrics } from './observability.ts';
+import { type ClaimContext } from '../lib/service/context.ts';
 
 function isHttpEvent(event: unknown): event is APIGatewayProxyEventV2 {
   return isObject(event) && typeof event.rawPath === 'string' && isObject(event.requestContext);

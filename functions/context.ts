@@ -1,8 +1,9 @@
 /** The context a handler instance works in: its table (from TABLE_NAME unless given) and its own memory. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { ClaimContext } from '../lib/claims.ts';
-import { Table } from '../lib/table.ts';
+
+import { Table } from '../lib/store/table.ts';
 import { countConditionalCheckFailures, type FailureCounter } from './sdk-metrics.ts';
+import { type ClaimContext } from '../lib/service/context.ts';
 
 const counters = new WeakMap<DynamoDBClient, FailureCounter>();
 

@@ -1,11 +1,11 @@
 /**
- * The EventBridge side of lib/events.ts's `EventSink`: PutEvents in batches of at most 10 entries (the
+ * The EventBridge side of lib/domain/events.ts's `EventSink`: PutEvents in batches of at most 10 entries (the
  * API's limit), retrying only the entries EventBridge reports failed. Entries that still fail make the
  * publish throw, so the stream batch is retried; the events' deterministic ids let consumers drop the
  * duplicates that retry sends again.
  */
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import type { AllotEvent, EventSink } from '../lib/events.ts';
+import type { AllotEvent, EventSink } from '../lib/domain/events.ts';
 
 export const PUT_EVENTS_BATCH = 10;
 const ATTEMPTS = 4;

@@ -12,12 +12,14 @@ import {
   RequestEntityTooLargeError,
   UnsupportedMediaTypeError,
   toAllotError,
-} from '../lib/errors.ts';
-import { operationFor, type OperationRequest, type Reply } from '../lib/operations.ts';
-import { matchRoute, ROUTES } from '../lib/routes.ts';
-import type { ClaimContext } from '../lib/claims.ts';
+} from '../lib/domain/errors.ts';
+import { operationFor } from '../lib/http/dispatch.ts';
+import type { OperationRequest, Reply } from '../lib/service/operations/common.ts';
+import { matchRoute, ROUTES } from '../lib/http/routes.ts';
+
 import { lazyContext } from './context.ts';
 import { logger } from './observability.ts';
+import { type ClaimContext } from '../lib/service/context.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 

@@ -1,6 +1,6 @@
 /**
  * What the stream function does with a batch besides reconciling: derive the domain events from the
- * records (lib/events.ts), publish them, and record the metrics the records carry (claims allocated and
+ * records (lib/domain/events.ts), publish them, and record the metrics the records carry (claims allocated and
  * pending, per-pool utilisation when it changes, how old a release record was when reclaim ran).
  */
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -13,7 +13,7 @@ import {
   type AllotEvent,
   type EventSink,
   type StreamChange,
-} from '../lib/events.ts';
+} from '../lib/domain/events.ts';
 import { sinkFromEnvironment } from './event-bus.ts';
 import { logger, METRIC, MetricUnit, metrics, type METRIC_NAME } from './observability.ts';
 

@@ -1,7 +1,7 @@
 /**
- * The stream function: Powertools' batch processor around lib/reconcile.ts. Each record is handled on its
+ * The stream function: Powertools' batch processor around lib/service/reconcile.ts. Each record is handled on its
  * own and reported failed alone (ReportBatchItemFailures); then each pool the batch touched gets the
- * batch's slot changes in its counts at once (lib/tally.ts), and a pool that fails to refresh fails the
+ * batch's slot changes in its counts at once (lib/service/tally.ts), and a pool that fails to refresh fails the
  * records that touched it, so a retry refreshes it.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
@@ -9,13 +9,15 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { ClaimContext } from '../lib/claims.ts';
+
 import { lazyContext } from './context.ts';
-import { reconcileRecord, refreshPool, type ChangeRecord } from '../lib/reconcile.ts';
-import type { PoolId } from '../lib/table.ts';
-import type { SlotChange } from '../lib/tally.ts';
-import type { EventSink } from '../lib/events.ts';
+import { reconcileRecord, refreshPool, type ChangeRecord } from '../lib/service/reconcile.ts';
+
+import type { SlotChange } from '../lib/service/tally.ts';
+import type { EventSink } from '../lib/domain/events.ts';
 import { lazySink, publishStreamEvents } from './stream-events.ts';
+import { type PoolId } from '../lib/store/keys.ts';
+import { type ClaimContext } from '../lib/service/context.ts';
 
 const logger = new Logger({ serviceName: 'allot' });
 
@@ -77,7 +79,7 @@ export function createStreamHandler(context?: Partial<ClaimContext>, options: { 
         for (const sequence of records) failures.add(sequence);
       }
     }
-    // Events come from the records alone (lib/events.ts): published for the whole batch, failed or not.
+    // Events come from the records alone (lib/domain/events.ts): published for the whole batch, failed or not.
     await publishStreamEvents(event, sinkOf());
     return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
   };

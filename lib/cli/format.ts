@@ -1,9 +1,9 @@
 /** What `allot get` and `allot describe` print: kubectl-like tables, utilisation bars, pool maps. */
-import { poolInfoByAllocationKind, poolKindInfo, type PoolKind } from '../kinds.ts';
-import type { Segment } from '../candidates.ts';
-import { formatAddress, parsePrefix, prefixRange } from '../ip.ts';
-import { parseRange } from '../ranges.ts';
-import { poolSpecChecker, valueKind } from '../spaces.ts';
+import { poolInfoByAllocationKind, poolKindInfo, type PoolKind } from '../domain/kinds.ts';
+import type { Segment } from '../domain/candidates.ts';
+import { formatAddress, parsePrefix, prefixRange } from '../domain/ip.ts';
+import { parseRange } from '../domain/ranges.ts';
+import { poolSpecChecker, valueKind } from '../domain/spaces.ts';
 
 type ApiObject = Record<string, any>;
 

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { API_VERSION, POOL_KINDS, RESOURCES, kindOfResource, type Resource } from '../kinds.ts';
+import { API_VERSION, POOL_KINDS, RESOURCES, kindOfResource, type Resource } from '../domain/kinds.ts';
 import {
   ALLOCATION_COLUMNS,
   CLAIM_COLUMNS,

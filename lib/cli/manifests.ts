@@ -3,7 +3,7 @@
  * an array, or a `{ "items": [...] }` list), each document an object of one of the API's kinds.
  */
 import { parseAllDocuments } from 'yaml';
-import { API_VERSION, RESOURCES, kindOfResource, type ObjectKind, type Resource } from '../kinds.ts';
+import { API_VERSION, RESOURCES, kindOfResource, type ObjectKind, type Resource } from '../domain/kinds.ts';
 import { CliError } from './http.ts';
 
 export interface Manifest {

@@ -1,11 +1,11 @@
 /**
- * Local event sinks for lib/events.ts: `npm start` appends each event to `<data dir>/events.jsonl` (one
+ * Local event sinks for lib/domain/events.ts: `npm start` appends each event to `<data dir>/events.jsonl` (one
  * EventBridge-shaped JSON object per line, so `tail -f` shows them); `:memory:` keeps them in an array
  * that tests read.
  */
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AllotEvent, EventSink } from '../events.ts';
+import type { AllotEvent, EventSink } from '../domain/events.ts';
 
 /** An event as EventBridge would deliver it to a rule's target (the fields consumers read). */
 export interface DeliveredEvent {

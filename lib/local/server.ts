@@ -10,9 +10,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { createClaimsHandler } from '../../functions/claims-handler.ts';
-import type { EventSink } from '../events.ts';
+import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
-import { Table } from '../table.ts';
+import { Table } from '../store/table.ts';
 import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
 import { LocalStream } from './stream.ts';
 

@@ -3,7 +3,7 @@
  * It is an emulation, not the service: records live in memory only (a restart drops undelivered ones),
  * and timing is compressed. What it keeps from the real thing:
  * - records in commit order per item key, spread over shards by partition key;
- * - the event filter patterns of the deployed mapping (lib/stream-filter.ts), applied before batching;
+ * - the event filter patterns of the deployed mapping (lib/cloud/stream-filter.ts), applied before batching;
  * - batches of up to 100 records per shard, one batch in flight per shard;
  * - ReportBatchItemFailures: a batch that reports a failure is retried from the first failed record,
  *   a bounded number of times, then that record goes to the on-failure list (the deployed DLQ).
@@ -11,9 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { ItemChange } from './store.ts';
-import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../stream-filter.ts';
-import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../table-schema.ts';
-import { shardOf } from '../table.ts';
+import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cloud/stream-filter.ts';
+import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
+import { shardOf } from '../store/keys.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 

@@ -6,9 +6,9 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/construct.ts';
-import { ROUTES } from '../../lib/routes.ts';
-import { STREAM_FILTER_PATTERNS } from '../../lib/stream-filter.ts';
+import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
+import { ROUTES } from '../../lib/http/routes.ts';
+import { STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
 import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
 const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
@@ -265,7 +265,7 @@ describe('stream', () => {
     });
   });
 
-  it('filters records with exactly the patterns of lib/stream-filter.ts', () => {
+  it('filters records with exactly the patterns of lib/cloud/stream-filter.ts', () => {
     const filters = mapping().FilterCriteria.Filters as { Pattern: string }[];
     expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual(STREAM_FILTER_PATTERNS);
   });

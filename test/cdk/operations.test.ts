@@ -8,7 +8,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/construct.ts';
+import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 
 const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
 

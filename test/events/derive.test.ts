@@ -1,9 +1,15 @@
 /**
- * lib/events.ts on hand-built images: which change means which event, that ids are deterministic, and
+ * lib/domain/events.ts on hand-built images: which change means which event, that ids are deterministic, and
  * that every event matches its schema.
  */
 import { describe, expect, it } from 'vitest';
-import { deriveEvents, eventId, poolUtilisations, reclaimAges, type StreamChange } from '../../lib/events.ts';
+import {
+  deriveEvents,
+  eventId,
+  poolUtilisations,
+  reclaimAges,
+  type StreamChange,
+} from '../../lib/domain/events.ts';
 import { expectValid, SCHEMA_DETAIL_TYPES, validators } from './schemas.ts';
 
 const T0 = '2026-11-29T12:00:00Z';

@@ -9,7 +9,7 @@ import { busEvent, httpEvent } from '../helpers/events.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import { createClaimsHandler } from '../../functions/claims-handler.ts';
-import { Table } from '../../lib/table.ts';
+import { Table } from '../../lib/store/table.ts';
 
 let allot: LocalAllot;
 let api: ReturnType<typeof client>;

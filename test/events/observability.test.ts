@@ -17,7 +17,7 @@ import { modifyRecord, removeRecord, streamEvent } from '../builders/stream.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { createClaimsHandler } from '../../functions/claims-handler.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import { Table } from '../../lib/table.ts';
+import { Table } from '../../lib/store/table.ts';
 
 interface EmfLine {
   _aws: {

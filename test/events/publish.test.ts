@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deriveEvents, type AllotEvent, type StreamChange } from '../../lib/events.ts';
+import { deriveEvents, type AllotEvent, type StreamChange } from '../../lib/domain/events.ts';
 import { EventBridgeSink } from '../../functions/event-bus.ts';
 import { countConditionalCheckFailures } from '../../functions/sdk-metrics.ts';
 import { FileEventSink } from '../../lib/local/events.ts';

@@ -1,7 +1,7 @@
 /** The events' JSON Schemas (schemas/events/), compiled once with ajv, by detail type. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { DETAIL_TYPES, type DetailType } from '../../lib/events.ts';
+import { DETAIL_TYPES, type DetailType } from '../../lib/domain/events.ts';
 
 const folder = new URL('../../schemas/events/', import.meta.url);
 const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false });

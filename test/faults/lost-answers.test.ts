@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpHandler } from '../../functions/http.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
-import { Table } from '../../lib/table.ts';
+import { Table } from '../../lib/store/table.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 

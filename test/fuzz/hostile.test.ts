@@ -1,5 +1,5 @@
 /**
- * Hostile input (issue 5, part 4): fast-check generated requests against every route of lib/routes.ts,
+ * Hostile input (issue 5, part 4): fast-check generated requests against every route of lib/http/routes.ts,
  * sent over HTTP to the local server. Every answer is below 500; every error is the contract's Status body
  * with its code; and a rejected request leaves the table as it was (every committed item change is
  * captured by the local store, so even a write that is undone again is seen).
@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import type { ItemChange } from '../../lib/local/store.ts';
-import { ROUTES } from '../../lib/routes.ts';
+import { ROUTES } from '../../lib/http/routes.ts';
 import { API_VERSION, claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';
 

@@ -2,6 +2,7 @@
  * Test helpers: an Allot on in-memory dynalite (each test file its own store and table), and a small
  * HTTP client for the contract.
  */
+import { afterAll, beforeAll } from 'vitest';
 import { startLocalAllot, type LocalAllot } from '../../lib/local/server.ts';
 
 let tables = 0;
@@ -16,17 +17,39 @@ export async function startTestAllot(options: { stream?: boolean } = {}): Promis
   });
 }
 
+/**
+ * The one setup of an integration file: a test Allot started before the file's tests and closed after
+ * them, and a client of its API. Both are usable from the file's top level: they reach the server once
+ * it has started (a hook registered after this one, or any test, runs after it starts).
+ */
+export function useTestAllot(options: { stream?: boolean } = {}): {
+  allot: LocalAllot;
+  api: ReturnType<typeof client>;
+} {
+  let started: LocalAllot | undefined;
+  beforeAll(async () => {
+    started = await startTestAllot(options);
+  });
+  afterAll(() => started?.close());
+  const current = () => {
+    if (!started) throw new Error('the test Allot is not started yet: use it inside a hook or a test');
+    return started;
+  };
+  // A stand-in that forwards to the started server, so a file names it once at the top.
+  const allot = new Proxy({} as LocalAllot, { get: (_target, key) => Reflect.get(current(), key) });
+  return { allot, api: client(() => current().url) };
+}
+
 export interface Answer<T = Record<string, any>> {
   status: number;
   body: T;
 }
 
 /** Calls the API; `body` objects are sent as JSON. */
-export function client(baseUrl: string, namespace = 'default') {
+export function client(baseUrl: string | (() => string), namespace = 'default') {
+  const base = typeof baseUrl === 'string' ? () => baseUrl : baseUrl;
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const url = path.startsWith('/v1/')
-      ? `${baseUrl}${path}`
-      : `${baseUrl}/v1/namespaces/${namespace}/${path}`;
+    const url = path.startsWith('/v1/') ? `${base()}${path}` : `${base()}/v1/namespaces/${namespace}/${path}`;
     const response = await fetch(url, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

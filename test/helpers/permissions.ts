@@ -2,7 +2,7 @@
 import type { CfnElement, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import type { AllotFunctionName, AllotService } from '../../lib/construct.ts';
+import type { AllotFunctionName, AllotService } from '../../lib/cloud/construct.ts';
 
 /**
  * A function's DynamoDB permissions as `{ resource: actions }`, the resource named `table`,

@@ -1,6 +1,6 @@
 /**
  * A DynamoDB stream the test delivers by hand: every committed change of one table (captured by the local
- * store), filtered with lib/stream-filter.ts, queued until the test hands a batch to a stream handler.
+ * store), filtered with lib/cloud/stream-filter.ts, queued until the test hands a batch to a stream handler.
  *
  * Delivery keeps what DynamoDB Streams keeps (a key's records in commit order; a batch that reports a
  * failure is retried from its first failed record) and varies what it does not promise: the order of
@@ -10,7 +10,7 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { LocalStore, ItemChange } from '../../lib/local/store.ts';
 import { streamRecordOf } from '../../lib/local/stream.ts';
-import { matchesFilter } from '../../lib/stream-filter.ts';
+import { matchesFilter } from '../../lib/cloud/stream-filter.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 

@@ -2,19 +2,12 @@
  * Allocation objects over HTTP, with Index as the example (api.md, "Allocation objects"): create, read,
  * replace, delete, names, uniqueness of values, immutable fields, the Valid condition and `?pool=`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, claim, client, eventually, indexPool, startTestAllot } from '../helpers/allot.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION, claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
+
 import { allocatedState, expectFailure, expectInvalid, validState } from './support.ts';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  allot = await startTestAllot();
-  api = client(allot.url);
-});
-afterAll(() => allot.close());
+const { allot, api } = useTestAllot();
 
 const ref = (name: string) => ({ kind: 'IndexPool', name });
 

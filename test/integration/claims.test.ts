@@ -3,19 +3,12 @@
  * their resolution with no further call, idempotency, release under Recycle and Retain, rebinding,
  * pre-provisioning, `owner`, and parallel claims.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, claim, client, eventually, indexPool, startTestAllot } from '../helpers/allot.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
+import { describe, expect, it } from 'vitest';
+import { API_VERSION, claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
+
 import { allocatedState, expectFailure, expectInvalid } from './support.ts';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  allot = await startTestAllot();
-  api = client(allot.url);
-});
-afterAll(() => allot.close());
+const { allot, api } = useTestAllot();
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 const ref = (name: string) => ({ kind: 'IndexPool', name });

@@ -2,26 +2,24 @@
  * A claim costs the same number of DynamoDB requests whatever the pool's size: the engine reads one block
  * around its candidate and never enumerates the pool.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createHttpHandler } from '../../functions/http.ts';
-import { Table } from '../../lib/table.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
+import { Table } from '../../lib/store/table.ts';
+
 import { fakeContext } from '../../lib/local/server.ts';
-import { API_VERSION, startTestAllot } from '../helpers/allot.ts';
+import { API_VERSION, useTestAllot } from '../helpers/allot.ts';
 import { countingClient, httpEvent } from '../helpers/events.ts';
 
-let allot: LocalAllot;
+const { allot } = useTestAllot({ stream: false });
 let counter: ReturnType<typeof countingClient>;
 let handler: ReturnType<typeof createHttpHandler>;
 
-beforeAll(async () => {
-  allot = await startTestAllot({ stream: false });
+beforeAll(() => {
   counter = countingClient(allot.store.endpoint);
   handler = createHttpHandler({
     table: new Table({ tableName: allot.table.tableName, client: counter.client }),
   });
 });
-afterAll(() => allot.close());
 
 async function call(method: string, path: string, body?: unknown) {
   const result = (await handler(

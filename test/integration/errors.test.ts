@@ -2,22 +2,18 @@
  * The error table of api.md ("Errors"), row by row, over HTTP: the Status body, its code and reason,
  * and that a rejected request writes nothing. Also the two fixed routes: healthz and the OpenAPI document.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, claim, client, indexPool, startTestAllot, type Answer } from '../helpers/allot.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
-import { ROUTES } from '../../lib/routes.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION, claim, client, indexPool, useTestAllot, type Answer } from '../helpers/allot.ts';
+
+import { ROUTES } from '../../lib/http/routes.ts';
 import { causeFields, expectFailure, expectInvalid } from './support.ts';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
+const { allot, api } = useTestAllot();
 
 beforeAll(async () => {
-  allot = await startTestAllot();
-  api = client(allot.url);
   await api.post('indexpools', indexPool('existing', ['1..10']));
   await api.post('claims', claim('holder', { kind: 'IndexPool', name: 'existing' }));
 });
-afterAll(() => allot.close());
 
 const LIMIT = 64 * 1024;
 

@@ -1,16 +1,9 @@
 /** IP pool spec updates (issue 3): allocations stay, out-of-range ones turn invalid, waiting claims fill. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalAllot } from '../../lib/local/server.ts';
-import { client, eventually, startTestAllot } from '../helpers/allot.ts';
+import { describe, expect, it } from 'vitest';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
+import { eventually, useTestAllot } from '../helpers/allot.ts';
 
-beforeAll(async () => {
-  allot = await startTestAllot();
-  api = client(allot.url);
-});
-afterAll(() => allot.close());
+const { api } = useTestAllot();
 
 const claimOn = (name: string, pool: string) =>
   api.post('claims', { metadata: { name }, spec: { poolRef: { kind: 'IPAddressPool', name: pool } } });

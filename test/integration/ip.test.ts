@@ -3,19 +3,12 @@
  * "Claim"): candidates and their order, totals, canonical values, deterministic names, `within`,
  * `reserved`, and the 422 causes of IP specs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, claim, client, eventually, startTestAllot } from '../helpers/allot.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION, claim, client, eventually, useTestAllot } from '../helpers/allot.ts';
+
 import { allocatedState, availableState, expectFailure, expectInvalid, validState } from './support.ts';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  allot = await startTestAllot();
-  api = client(allot.url);
-});
-afterAll(() => allot.close());
+const { allot, api } = useTestAllot();
 
 function addressPool(name: string, prefixes: unknown, extra: Record<string, unknown> = {}) {
   return { apiVersion: API_VERSION, kind: 'IPAddressPool', metadata: { name }, spec: { prefixes, ...extra } };

@@ -2,19 +2,12 @@
  * IndexPool over HTTP (api.md, "Pools", "Routes"): create, read, list, replace, delete, status, and the
  * 422/409/404/400 answers around them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, claim, client, eventually, indexPool, startTestAllot } from '../helpers/allot.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION, claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
+
 import { allocatedState, availableState, expectFailure, expectInvalid } from './support.ts';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  allot = await startTestAllot();
-  api = client(allot.url);
-});
-afterAll(() => allot.close());
+const { allot, api } = useTestAllot();
 
 const ref = (name: string) => ({ kind: 'IndexPool', name });
 

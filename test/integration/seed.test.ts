@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claim, client, eventually, indexPool, startTestAllot } from '../helpers/allot.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
+import { describe, expect, it } from 'vitest';
+import { claim, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  allot = await startTestAllot();
-  api = client(allot.url);
-});
-afterAll(() => allot.close());
+const { api } = useTestAllot();
 
 describe('the seed example', () => {
   it('claims 64512 from asn-pool as asn-pool-64512', async () => {

@@ -3,19 +3,16 @@
  * Its condition decides between two actors working on one claim (a handler and the stream function), so
  * each of its cases is pinned here against the store.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allocatedOutcome, waitingOutcome } from '../../lib/claims.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey } from '../../lib/records.ts';
-import { ConditionFailedError, objectKey } from '../../lib/table.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
-import { startTestAllot } from '../helpers/allot.ts';
-import { allocatingClaim } from '../builders/records.ts';
+import { describe, expect, it } from 'vitest';
+import { allocatedOutcome, waitingOutcome } from '../../lib/service/decide.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey } from '../../lib/domain/records.ts';
 
-let allot: LocalAllot;
-beforeAll(async () => {
-  allot = await startTestAllot({ stream: false });
-});
-afterAll(() => allot.close());
+import { useTestAllot } from '../helpers/allot.ts';
+import { allocatingClaim } from '../builders/records.ts';
+import { ConditionFailedError } from '../../lib/store/client.ts';
+import { objectKey } from '../../lib/store/keys.ts';
+
+const { allot } = useTestAllot({ stream: false });
 
 const now = () => new Date().toISOString();
 

@@ -2,29 +2,27 @@
  * The stream function fed hand-built records (no stream emulation running): duplicates, replays, a
  * partial failure, and a stale REMOVE of a claim that was deleted and recreated under the same name.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createStreamHandler } from '../../functions/stream.ts';
-import { decide, readPool, type ClaimContext } from '../../lib/claims.ts';
-import { refreshPool } from '../../lib/reconcile.ts';
-import { objectKey, Table } from '../../lib/table.ts';
-import type { LocalAllot } from '../../lib/local/server.ts';
-import { claim, client, indexPool, startTestAllot, API_VERSION } from '../helpers/allot.ts';
+import { decide, readPool } from '../../lib/service/decide.ts';
+import { refreshPool } from '../../lib/service/reconcile.ts';
+import { Table } from '../../lib/store/table.ts';
+
+import { claim, indexPool, useTestAllot, API_VERSION } from '../helpers/allot.ts';
 import { allocatingClaim } from '../builders/records.ts';
 import { insertRecord, modifyRecord, removeRecord, streamEvent } from '../builders/stream.ts';
 import { allocatedState, validState } from './support.ts';
+import { objectKey } from '../../lib/store/keys.ts';
+import { type ClaimContext } from '../../lib/service/context.ts';
 
-let allot: LocalAllot;
-let api: ReturnType<typeof client>;
+const { allot, api } = useTestAllot({ stream: false });
 let stream: ReturnType<typeof createStreamHandler>;
 
-beforeAll(async () => {
-  allot = await startTestAllot({ stream: false });
-  api = client(allot.url);
+beforeAll(() => {
   stream = createStreamHandler({ table: allot.table });
 });
-afterAll(() => allot.close());
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -397,7 +395,7 @@ async function countsOf(pool: string) {
 }
 
 async function allocationKeyOf(pool: string, index: bigint) {
-  const { allocationKey } = await import('../../lib/table.ts');
+  const { allocationKey } = await import('../../lib/store/keys.ts');
   return allocationKey({ namespace: 'default', kind: 'IndexPool', name: pool }, 'Index', { slot: index });
 }
 
@@ -428,7 +426,7 @@ describe('a pool deleted while a claim allocates from it', () => {
     const objectName = (allocation.metadata as { name: string }).name;
     // The delete checked for allocation objects before the claim's put landed; then it did the rest.
     const id = { namespace: 'default', kind: 'IndexPool' as const, name: 'doomed' };
-    await allot.table.deleteSummaries(id);
+    await allot.table.summaries.deleteSummaries(id);
     await allot.table.deleteItem(objectKey('default', 'indexpools', 'doomed'));
     await stream(streamEvent(removeRecord(pool), insertRecord(allocation)));
 

@@ -3,8 +3,8 @@
  * enumerated by brute force rather than computed the way lib/ computes them). Each returns the violations
  * it finds, as sentences; none is the pass. Not a test file.
  */
-import { ALLOW_BINDING_ANNOTATION } from '../../lib/kinds.ts';
-import { parseRange } from '../../lib/ranges.ts';
+import { ALLOW_BINDING_ANNOTATION } from '../../lib/domain/kinds.ts';
+import { parseRange } from '../../lib/domain/ranges.ts';
 import type { Item, Snapshot, World } from './world.ts';
 
 const keyText = (key: { pk: string; sk: string } | undefined) => (key ? `${key.pk}|${key.sk}` : '-');

@@ -6,10 +6,11 @@ import {
   allocateNext,
   type AllocationPort,
   type HeldTest,
-} from '../../lib/allocate.ts';
-import { GROUP_BITS } from '../../lib/table.ts';
-import type { Segment } from '../../lib/candidates.ts';
-import type { ParsedValue } from '../../lib/values.ts';
+} from '../../lib/domain/allocate.ts';
+
+import type { Segment } from '../../lib/domain/candidates.ts';
+import type { ParsedValue } from '../../lib/domain/values.ts';
+import { GROUP_BITS } from '../../lib/store/keys.ts';
 
 const seg = (first: bigint, last: bigint): Segment => ({ first, last });
 const valueAt = (slot: bigint): ParsedValue => ({ value: slot.toString(), slot });

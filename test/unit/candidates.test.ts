@@ -12,7 +12,7 @@ import {
   spanStartOrdinal,
   subtractSegments,
   type Segment,
-} from '../../lib/candidates.ts';
+} from '../../lib/domain/candidates.ts';
 
 const seg = (first: bigint, last: bigint): Segment => ({ first, last });
 

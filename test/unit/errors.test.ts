@@ -11,7 +11,7 @@ import {
   RequestEntityTooLargeError,
   UnsupportedMediaTypeError,
   toAllotError,
-} from '../../lib/errors.ts';
+} from '../../lib/domain/errors.ts';
 
 const FIXED_INTERNAL_MESSAGE = 'internal error: the request was not completed; it is safe to retry';
 

@@ -1,10 +1,10 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
-import type { Cause } from '../../lib/errors.ts';
+import type { Cause } from '../../lib/domain/errors.ts';
 import { ok, checked, causesOf } from '../helpers/results.ts';
-import type { Segment } from '../../lib/candidates.ts';
-import type { ParsedValue, PoolSpace } from '../../lib/values.ts';
+import type { Segment } from '../../lib/domain/candidates.ts';
+import type { ParsedValue, PoolSpace } from '../../lib/domain/values.ts';
 import {
   checkIPAddressPoolSpec,
   checkIPPrefixPoolSpec,
@@ -12,7 +12,7 @@ import {
   ipAddressValues,
   ipPrefixValues,
   type Family,
-} from '../../lib/ip.ts';
+} from '../../lib/domain/ip.ts';
 
 function claimSegments(space: PoolSpace, within: unknown, reserved?: unknown): Segment[] {
   const result = space.claimSegments(within, reserved);

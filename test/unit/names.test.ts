@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { ALLOCATION_NAME_MAX, nameProblem } from '../../lib/names.ts';
+import { ALLOCATION_NAME_MAX, nameProblem } from '../../lib/domain/names.ts';
 
 const CHARSET =
   'must consist of lowercase letters, digits, "-" and ".", and start and end with a letter or digit';

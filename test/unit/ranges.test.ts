@@ -1,9 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import type { Cause } from '../../lib/errors.ts';
+import type { Cause } from '../../lib/domain/errors.ts';
 import { ok, problemOf, checked, causesOf } from '../helpers/results.ts';
-import type { Segment } from '../../lib/candidates.ts';
-import type { PoolSpace } from '../../lib/values.ts';
+import type { Segment } from '../../lib/domain/candidates.ts';
+import type { PoolSpace } from '../../lib/domain/values.ts';
 import {
   MAX_INDEX,
   checkIndexPoolSpec,
@@ -12,7 +12,7 @@ import {
   indexValues,
   parseIndex,
   parseRange,
-} from '../../lib/ranges.ts';
+} from '../../lib/domain/ranges.ts';
 
 const seg = (first: bigint, last: bigint): Segment => ({ first, last });
 const index = (n: bigint | number) => ok(indexValues.parse(typeof n === 'number' ? n : n.toString()));

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { RESOURCES } from '../../lib/kinds.ts';
-import { API_FUNCTIONS, ROUTES, matchRoute, type Route } from '../../lib/routes.ts';
+import { RESOURCES } from '../../lib/domain/kinds.ts';
+import { API_FUNCTIONS, ROUTES, matchRoute, type Route } from '../../lib/http/routes.ts';
 
 /** A concrete request path for a route: `{namespace}` → default, `{name}` → my-object. */
 function concrete(

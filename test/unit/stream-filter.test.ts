@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { STREAM_FILTER_PATTERNS, matchesFilter, matchesPattern } from '../../lib/stream-filter.ts';
+import { STREAM_FILTER_PATTERNS, matchesFilter, matchesPattern } from '../../lib/cloud/stream-filter.ts';
 
 type EventName = 'INSERT' | 'MODIFY' | 'REMOVE';
 type Image = Record<string, { S: string } | { N: string }>;

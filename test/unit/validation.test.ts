@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { InvalidError } from '../../lib/errors.ts';
-import { API_VERSION, type ObjectKind } from '../../lib/kinds.ts';
+import { InvalidError } from '../../lib/domain/errors.ts';
+import { API_VERSION, type ObjectKind } from '../../lib/domain/kinds.ts';
 import {
   Causes,
   checkEnvelope,
@@ -11,7 +11,7 @@ import {
   reclaimPolicy,
   rejectUnknownFields,
   type JsonObject,
-} from '../../lib/validation.ts';
+} from '../../lib/domain/validation.ts';
 
 const NAME_CHARSET =
   'must consist of lowercase letters, digits, "-" and ".", and start and end with a letter or digit';

@@ -4,7 +4,7 @@
  *
  * Lambda delivers stream records at least once, and a record names no shard, so a plain "add 1" would
  * count a redelivered record twice. Instead each group of 4096 slots has a summary, a bitmap of held
- * slots (lib/table.ts) that a record makes true again however often it is applied. The write that flips a
+ * slots (lib/store/table.ts) that a record makes true again however often it is applied. The write that flips a
  * bit also leaves a marker named after the record, and markers, not records, reach the counts:
  *
  *   0. read the group's summary          what the record changes (a repeat changes nothing, or finds
@@ -20,19 +20,14 @@
  * the bits of the groups the directory lists, and takes every marker it sees as counted.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { ordinalOf, runsFrom } from './candidates.ts';
-import type { ClaimContext } from './claims.ts';
-import { spaceOf, timestamp } from './objects.ts';
-import type { PoolCounts, PoolRecord } from './records.ts';
-import {
-  GROUP_BITS,
-  poolKeyOf,
-  type GroupRef,
-  type GroupSummary,
-  type MarkerEntry,
-  type PoolId,
-} from './table.ts';
-import type { PoolSpace } from './values.ts';
+import { ordinalOf, runsFrom } from '../domain/candidates.ts';
+import type { ClaimContext } from './context.ts';
+import { spaceOf, timestamp } from '../domain/objects.ts';
+import type { PoolCounts, PoolRecord } from '../domain/records.ts';
+
+import { familyOf, type PoolSpace } from '../domain/values.ts';
+import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
+import { isHeld, setHeld, type GroupSummary, type MarkerEntry } from '../store/items.ts';
 
 /** An allocation object of the pool appeared (present) or went, as stream record `record` says. */
 export interface SlotChange {
@@ -69,15 +64,6 @@ export function markerId(record: string): string {
   return createHash('sha256').update(record).digest('base64url').slice(0, 12);
 }
 
-export function isHeld(bits: Uint8Array, offset: number): boolean {
-  return ((bits[offset >> 3]! >> (offset & 7)) & 1) === 1;
-}
-
-function setHeld(bits: Uint8Array, offset: number, held: boolean): void {
-  if (held) bits[offset >> 3]! |= 1 << (offset & 7);
-  else bits[offset >> 3]! &= ~(1 << (offset & 7));
-}
-
 /**
  * Applies a batch's slot changes of one pool (in record order) to its group summaries and its counts;
  * with `recount`, recounts the pool from its summaries instead (a new pool, a spec change). 'no pool':
@@ -100,14 +86,14 @@ export async function tallyPool(
   for (const { ref, changes: inGroup } of byGroup.values()) {
     const { summary, mine } = await recordChanges(ctx, id, ref, inGroup);
     // Listed before any of its markers can reach the counts, so a recount never misses a counted group.
-    if (!summary.listed && mine.size > 0) await ctx.table.listGroup(id, ref);
+    if (!summary.listed && mine.size > 0) await ctx.table.summaries.listGroup(id, ref);
     touched.set(refId(ref), { ref, summary, mine });
   }
 
   const outcome = options.recount ? await recount(ctx, id) : await applyMarkers(ctx, id, touched);
   if (!outcome) return 'no pool';
   for (const { ref, mine } of touched.values()) {
-    if (mine.size > 0) await ctx.table.finishGroup(id, ref, [...mine]);
+    if (mine.size > 0) await ctx.table.summaries.finishGroup(id, ref, [...mine]);
   }
   const done = [...touched.values()].flatMap(({ mine }) => [...mine]);
   if (done.length > 0) await forgetApplied(ctx, id, new Set(done));
@@ -122,7 +108,7 @@ async function recordChanges(
   changes: readonly SlotChange[],
 ): Promise<{ summary: GroupSummary; mine: Set<string> }> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const summary = await ctx.table.readGroup(id, ref);
+    const summary = await ctx.table.summaries.readGroup(id, ref);
     const bits = summary.bits.slice();
     const mine = new Set<string>();
     const markers: { id: string; entries: MarkerEntry[] }[] = [];
@@ -141,7 +127,7 @@ async function recordChanges(
       });
     }
     if (markers.length === 0) return { summary, mine };
-    if (await ctx.table.writeGroup(id, ref, bits, summary.version, markers)) {
+    if (await ctx.table.summaries.writeGroup(id, ref, bits, summary.version, markers)) {
       for (const marker of markers) {
         mine.add(marker.id);
         summary.pending.set(marker.id, marker.entries);
@@ -196,7 +182,7 @@ async function applyMarkers(
     if (took) hint = await advanceHint(ctx, id, space, hint, touched);
     const counts = nextCounts(pool, previous, { allocated, held, searchFrom: hint, freed, applied }, space);
     if (raced) counts.contendedUntil = new Date(Date.now() + POOL_CONTENTION_MS).toISOString();
-    if (await ctx.table.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
+    if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
       return { freed, available: counts.available ?? true };
     }
   }
@@ -227,7 +213,7 @@ async function advanceHint(
     while (cursor <= run.last) {
       if (groups++ >= HINT_GROUPS) return ordinal;
       const ref = { family, group: cursor >> GROUP_BITS };
-      const summary = known.get(refId(ref))?.summary ?? (await ctx.table.readGroup(id, ref));
+      const summary = known.get(refId(ref))?.summary ?? (await ctx.table.summaries.readGroup(id, ref));
       const last = run.last < (cursor | (GROUP_SIZE - 1n)) ? run.last : cursor | (GROUP_SIZE - 1n);
       for (let slot = cursor; slot <= last; slot++, ordinal++) {
         if (!isHeld(summary.bits, Number(slot & (GROUP_SIZE - 1n)))) return ordinal;
@@ -252,8 +238,8 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | und
     const seen = new Set<string>();
     const heldOrdinals: bigint[] = [];
     let allocated = 0;
-    for await (const ref of ctx.table.listedGroups(id)) {
-      const summary = await ctx.table.readGroup(id, ref);
+    for await (const ref of ctx.table.summaries.listedGroups(id)) {
+      const summary = await ctx.table.summaries.readGroup(id, ref);
       for (const marker of summary.pending.keys()) seen.add(marker);
       summary.bits.forEach((byte, index) => {
         for (let bit = 0; bit < 8; bit++) {
@@ -279,7 +265,7 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | und
       },
       space,
     );
-    if (await ctx.table.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
+    if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
       return { freed: true, available: counts.available ?? true };
     }
   }
@@ -319,7 +305,8 @@ async function forgetApplied(ctx: ClaimContext, id: PoolId, markers: Set<string>
     const kept = Object.entries(previous.applied).filter(([marker]) => !markers.has(marker));
     if (kept.length === Object.keys(previous.applied).length) return;
     const counts = { ...previous, applied: Object.fromEntries(kept), revision: randomUUID() };
-    if (await ctx.table.writeTally(poolKeyOf(id), pool.metadata.uid, previous.revision, counts)) return;
+    if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous.revision, counts))
+      return;
   }
 }
 
@@ -371,8 +358,4 @@ function nextCounts(
     availableSince:
       previous?.available === available && previous.availableSince ? previous.availableSince : now,
   };
-}
-
-export function familyOf(space: PoolSpace): 4 | 6 | undefined {
-  return space.kind === 'IndexPool' ? undefined : space.valueAt(space.segments[0]?.first ?? 0n).family;
 }

@@ -2,7 +2,7 @@
  * The one route table (api.md, "Routes"). The CDK construct adds an HTTP API route per entry, pointing at
  * the entry's function; the local server dispatches from the same array. Plain data.
  */
-import { RESOURCES, type Resource } from './kinds.ts';
+import { RESOURCES, type Resource } from '../domain/kinds.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

@@ -6,7 +6,7 @@
  * - pools and allocation objects: every insert and change (counts, hints, binding, waiting claims);
  * - pools, allocation objects and claims: every removal (reclaim policy, counts, cascade);
  * - claims that still need a value (a handler died while allocating, or the claim waits);
- * - claims that just got a value (for the `Claim Allocated` event, lib/events.ts): the old image is
+ * - claims that just got a value (for the `Claim Allocated` event, lib/domain/events.ts): the old image is
  *   matched too, so a later change to an allocated claim (labels) does not wake the function.
  */
 export type FilterPattern = Record<string, unknown>;

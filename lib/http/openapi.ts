@@ -3,9 +3,14 @@
  * routes served) and its schemas from schemas.ts (the ones request checks use). Examples are the seed
  * documents' manifests and the README's; a test sends each request example to the server.
  */
-import { API_VERSION, kindOfResource, poolInfoByAllocationResource, type ObjectKind } from './kinds.ts';
+import {
+  API_VERSION,
+  kindOfResource,
+  poolInfoByAllocationResource,
+  type ObjectKind,
+} from '../domain/kinds.ts';
 import { ROUTES, type Route } from './routes.ts';
-import { SCHEMAS, type Schema } from './schemas.ts';
+import { SCHEMAS, type Schema } from '../domain/schemas.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };
 

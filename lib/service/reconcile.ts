@@ -26,16 +26,19 @@
  *   pool removed                   its waiting claims wait for it to     wake them (they say PoolNotFound)
  *                                  exist again
  *   allocation inserted/removed    counts and hint moved                 the batch's slot changes go to
- *                                                                        the pool's counts (lib/tally.ts);
+ *                                                                        the pool's counts (lib/service/tally.ts);
  *                                                                        wake waiters after a removal
  */
-import { allocatedOutcome, bindable, reconcileClaim, settle, type ClaimContext } from './claims.ts';
-import { poolKindInfo, type PoolKind } from './kinds.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
-import { valueKind } from './spaces.ts';
+import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts';
+import { poolKindInfo, type PoolKind } from '../domain/kinds.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
+import { valueKind } from '../domain/spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
-import { objectKey, poolKeyOf, type PoolId, type Stored } from './table.ts';
-import { timestamp } from './objects.ts';
+
+import { timestamp } from '../domain/objects.ts';
+import { objectKey, poolKeyOf, type PoolId } from '../store/keys.ts';
+import { type Stored } from '../store/items.ts';
+import { type ClaimContext } from './context.ts';
 
 export interface ChangeRecord {
   /** The stream record's id (Lambda's eventID): the same record delivered again has the same id. */
@@ -253,7 +256,7 @@ async function allocationRemoved(
 }
 
 /**
- * Brings a pool's counts up to date with a batch's slot changes (lib/tally.ts: cost by the blocks the
+ * Brings a pool's counts up to date with a batch's slot changes (lib/service/tally.ts: cost by the blocks the
  * batch touched, not by the pool) and wakes the claims that wait for it when values were freed.
  */
 export async function refreshPool(

@@ -24,8 +24,8 @@ import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CLAIM_REQUESTED, EVENT_SOURCE, RELEASE_REQUESTED } from './events.ts';
-import { API_FUNCTIONS, ROUTES, type ApiFunctionName } from './routes.ts';
+import { CLAIM_REQUESTED, EVENT_SOURCE, RELEASE_REQUESTED } from '../domain/events.ts';
+import { API_FUNCTIONS, ROUTES, type ApiFunctionName } from '../http/routes.ts';
 import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
 
 import {
@@ -34,7 +34,7 @@ import {
   TABLE_PARTITION_KEY,
   TABLE_SORT_KEY,
   WAITING_INDEX,
-} from './table-schema.ts';
+} from '../store/schema.ts';
 
 /** The service's Lambda functions, each built from `functions/<name>.ts`. */
 export type AllotFunctionName = 'api' | 'claim' | 'release' | 'stream';
@@ -147,7 +147,7 @@ const FUNCTION_NAMES = Object.keys(FUNCTION_SETTINGS) as AllotFunctionName[];
  * The stream's event source settings, in one place (aws-solutions-constructs'
  * `lambda-event-source-mapping-defaults.ts`): a poison record is isolated by bisecting, retried a bounded
  * number of times for at most a day, then reported to the dead-letter queue; the handler reports
- * per-record failures, and only the records `lib/stream-filter.ts` names reach it.
+ * per-record failures, and only the records `lib/cloud/stream-filter.ts` names reach it.
  */
 export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEventSourceProps {
   return {
@@ -192,7 +192,7 @@ function checkProps(props: AllotServiceProps): void {
  * new CfnOutput(stack, 'ApiUrl', { value: service.url });
  */
 export class AllotService extends Construct {
-  /** The one table (key layout: lib/table.ts). */
+  /** The one table (key layout: lib/store/table.ts). */
   public readonly table: dynamodb.TableV2;
   /** The HTTP API: one route per entry of `ROUTES`, and `$default` to the api function. */
   public readonly httpApi: apigw.HttpApi;
@@ -527,7 +527,7 @@ export class AllotService extends Construct {
 
     return new NodejsFunction(this, `${id}Function`, {
       description: settings.description,
-      entry: fileURLToPath(new URL(`../functions/${name}.ts`, import.meta.url)),
+      entry: fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url)),
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,

@@ -23,7 +23,7 @@ import type { AllocationRecord, ClaimRecord, Condition, PoolRecord } from './rec
 /** `source` of every event Allot publishes. */
 export const EVENT_SOURCE = 'allot';
 
-/** Detail types of the requests Allot takes from an event bus (`lib/invocation.ts`). */
+/** Detail types of the requests Allot takes from an event bus (`lib/service/invocation.ts`). */
 export const CLAIM_REQUESTED = 'Allot Claim Requested';
 export const RELEASE_REQUESTED = 'Allot Release Requested';
 
@@ -99,7 +99,7 @@ export type AllotEvent = {
   [T in DetailType]: { source: typeof EVENT_SOURCE; detailType: T; detail: DetailOf[T] };
 }[DetailType];
 
-/** One stream record, unmarshalled: the shape `lib/reconcile.ts` takes, plus when it was written. */
+/** One stream record, unmarshalled: the shape `lib/service/reconcile.ts` takes, plus when it was written. */
 export interface StreamChange {
   eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
   oldImage?: Record<string, unknown>;

@@ -5,11 +5,12 @@
  * is `DELETE …/claims/{name}`), so the semantics are the contract's; the answer is the Claim or a
  * `Status`, returned as a value so a state machine can branch on `kind`.
  */
-import { BadRequestError, toAllotError, type Status } from './errors.ts';
-import { CLAIM_REQUESTED, RELEASE_REQUESTED } from './events.ts';
-import { operationFor } from './operations.ts';
-import type { ClaimContext } from './claims.ts';
-import { isObject } from './validation.ts';
+import { BadRequestError, toAllotError, type Status } from '../domain/errors.ts';
+import { CLAIM_REQUESTED, RELEASE_REQUESTED } from '../domain/events.ts';
+import { deleteClaim, replaceClaim } from './operations/claims.ts';
+
+import { isObject } from '../domain/validation.ts';
+import { type ClaimContext } from './context.ts';
 
 export type DirectOperation = 'claim' | 'release';
 
@@ -103,18 +104,15 @@ export async function invokeDirect(
         `this function serves ${allowed.map((operation) => `"${operation}"`).join(', ')}, not "${request.operation}"`,
       );
     }
-    const params = { namespace: request.namespace, name: request.name };
+    const params = { namespace: request.namespace, name: request.name, resource: 'claims' };
     if (request.operation === 'release') {
-      const reply = await operationFor('deleteClaim', 'claims')({ params, query: {}, body: undefined }, ctx);
+      const reply = await deleteClaim({ params, query: {}, body: undefined }, ctx);
       return reply.body as Record<string, unknown>;
     }
     const metadata: Record<string, unknown> = { name: request.name };
     if (request.labels) metadata.labels = request.labels;
     if (request.annotations) metadata.annotations = request.annotations;
-    const reply = await operationFor('replaceClaim', 'claims')(
-      { params, query: {}, body: { metadata, spec: request.spec } },
-      ctx,
-    );
+    const reply = await replaceClaim({ params, query: {}, body: { metadata, spec: request.spec } }, ctx);
     return reply.body as Record<string, unknown>;
   } catch (error) {
     const allotError = toAllotError(error);

@@ -5,40 +5,17 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext, SUMMARY_SPAN, type AllocationPort } from './allocate.ts';
-import { ordinalOf, spanStartOrdinal, type Segment } from './candidates.ts';
-import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from './kinds.ts';
-import { allocationRefOf, condition, spaceOf, timestamp } from './objects.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from './records.ts';
-import { valueKind } from './spaces.ts';
-import {
-  ConditionFailedError,
-  GROUP_BITS,
-  allocationKey,
-  poolKeyOf,
-  type PoolId,
-  type Stored,
-  type Table,
-} from './table.ts';
-import { familyOf, isHeld } from './tally.ts';
-import type { ParsedValue } from './values.ts';
-
-export interface ClaimContext {
-  table: Table;
-  now?: () => string;
-  random?: () => number;
-  /**
-   * Where this instance's searches may start, per pool and counts revision (see searchStart): one per
-   * handler instance, as each Lambda instance has its own.
-   */
-  frontiers?: Map<string, bigint>;
-  /** Per pool, the slots this instance took last (see rememberTaken). */
-  recentlyTaken?: Map<string, bigint[]>;
-  /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
-  contendedUntil?: Map<string, { until: number; spell: number }>;
-  /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */
-  spreadSpans?: Map<string, number>;
-}
+import { allocateNext, SUMMARY_SPAN, type AllocationPort } from '../domain/allocate.ts';
+import { ordinalOf, spanStartOrdinal, type Segment } from '../domain/candidates.ts';
+import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../domain/kinds.ts';
+import { allocationRefOf, condition, spaceOf, timestamp } from '../domain/objects.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
+import { valueKind } from '../domain/spaces.ts';
+import type { ClaimContext } from './context.ts';
+import { familyOf, type ParsedValue } from '../domain/values.ts';
+import { ConditionFailedError } from '../store/client.ts';
+import { GROUP_BITS, allocationKey, poolKeyOf, type PoolId } from '../store/keys.ts';
+import { isHeld, type Stored } from '../store/items.ts';
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
   /** An allocation object this attempt created or bound, to undo if the settle loses. */
@@ -281,7 +258,7 @@ export async function decide(
       ? undefined
       : async (first) => {
           const group = { family, group: first >> GROUP_BITS };
-          const bits = await ctx.table.readGroupBits(poolId, group);
+          const bits = await ctx.table.summaries.readGroupBits(poolId, group);
           const from = Number(first - (group.group << GROUP_BITS));
           return (offset) => isHeld(bits, from + offset);
         },

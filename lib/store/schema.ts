@@ -1,6 +1,6 @@
 /**
  * The table's key schema and indexes as plain data: the CDK construct and the local store create the
- * table from this one definition, and lib/table.ts reads and writes by it.
+ * table from this one definition, and lib/store/table.ts reads and writes by it.
  */
 export interface IndexSchema {
   readonly name: string;

@@ -36,7 +36,7 @@ export interface PoolCounts {
    */
   epoch?: string;
   /**
-   * Markers (block-summary slot changes, lib/tally.ts) these counts already hold, by id → when (epoch
+   * Markers (block-summary slot changes, lib/service/tally.ts) these counts already hold, by id → when (epoch
    * seconds): a marker is applied once, however often its records are delivered.
    */
   applied?: Record<string, number>;

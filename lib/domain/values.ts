@@ -63,3 +63,8 @@ export interface CheckedPoolSpec {
 
 /** Checks the kind-specific fields of a pool spec (not `reclaimPolicy`); causes name each failing field. */
 export type PoolSpecChecker = (spec: Record<string, unknown>) => CheckedPoolSpec | { causes: Cause[] };
+
+/** The IP family of a pool's values (undefined for an IndexPool). */
+export function familyOf(space: PoolSpace): 4 | 6 | undefined {
+  return space.kind === 'IndexPool' ? undefined : space.valueAt(space.segments[0]?.first ?? 0n).family;
+}

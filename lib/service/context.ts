@@ -1,0 +1,22 @@
+/**
+ * What every service operation runs with: the table, a clock, a random source, and the search memory
+ * of one handler instance (each Lambda instance has its own).
+ */
+import type { Table } from '../store/table.ts';
+
+export interface ClaimContext {
+  table: Table;
+  now?: () => string;
+  random?: () => number;
+  /**
+   * Where this instance's searches may start, per pool and counts revision (see searchStart): one per
+   * handler instance, as each Lambda instance has its own.
+   */
+  frontiers?: Map<string, bigint>;
+  /** Per pool, the slots this instance took last (see rememberTaken). */
+  recentlyTaken?: Map<string, bigint[]>;
+  /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
+  contendedUntil?: Map<string, { until: number; spell: number }>;
+  /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */
+  spreadSpans?: Map<string, number>;
+}

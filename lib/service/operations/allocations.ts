@@ -1,0 +1,344 @@
+/**
+ * Allocation object operations (api.md, "Allocation objects"): pre-provisioned values, their custom
+ * names, reads with `Valid` computed from the pool, lists by pool and value.
+ */
+import { AlreadyExistsError, BadRequestError, InvalidError } from '../../domain/errors.ts';
+import { API_VERSION, type PoolKindInfo, type Resource } from '../../domain/kinds.ts';
+import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
+import { allocationObject, spaceOf, type ApiObject } from '../../domain/objects.ts';
+import type { AllocationRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import { valueKind } from '../../domain/spaces.ts';
+
+import {
+  Causes,
+  checkEnvelope,
+  isObject,
+  objectRef,
+  ownerRef,
+  rejectUnknownFields,
+  specFields,
+  fieldsOf,
+  type JsonObject,
+} from '../../domain/validation.ts';
+import type { ParsedValue } from '../../domain/values.ts';
+import { ConditionFailedError } from '../../store/client.ts';
+import { allocationKey, nameKey, objectKey } from '../../store/keys.ts';
+import { type Stored } from '../../store/items.ts';
+import { type ClaimContext } from '../context.ts';
+import {
+  OperationRequest,
+  Reply,
+  MAX_REPLACE_ATTEMPTS,
+  namespaceOf,
+  pathName,
+  bodyObject,
+  newMetadata,
+  goneSinceRead,
+  notFound,
+  listQuery,
+  listReply,
+  putName,
+} from './common.ts';
+import { claimKeyOf } from './claims.ts';
+export interface CheckedAllocation {
+  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  record: Omit<AllocationRecord, 'metadata'>;
+  value: ParsedValue;
+}
+
+export function checkAllocationBody(
+  info: PoolKindInfo,
+  namespace: string,
+  body: JsonObject,
+  name?: string,
+): CheckedAllocation {
+  const causes = new Causes();
+  const metadata = checkEnvelope(
+    body,
+    { kind: info.allocationKind, namespace, pathName: name, nameMax: ALLOCATION_NAME_MAX },
+    causes,
+  );
+  const spec = body.spec;
+  let value: ParsedValue | undefined;
+  const record: Omit<AllocationRecord, 'metadata'> = {
+    t: 'alloc',
+    kind: info.allocationKind,
+    spec: { poolRef: { kind: info.kind, name: '' } },
+    value: '',
+    origin: 'user',
+    rv: 1,
+  };
+  if (!isObject(spec)) causes.add('spec', 'is required');
+  else {
+    rejectUnknownFields(spec, specFields(info.allocationKind), causes);
+    const ref = objectRef(spec.poolRef, 'spec.poolRef', causes);
+    if (ref) {
+      if (ref.kind !== info.kind) causes.add('spec.poolRef.kind', `must be ${info.kind}`);
+      if (ref.apiVersion !== undefined && ref.apiVersion !== API_VERSION)
+        causes.add('spec.poolRef.apiVersion', `must be ${API_VERSION}`);
+      record.spec.poolRef = { apiVersion: API_VERSION, kind: info.kind, name: ref.name };
+    }
+    const parsed = valueKind(info.allocationKind).parse(spec[info.valueField]);
+    if (!parsed.ok)
+      causes.add(
+        `spec.${info.valueField}`,
+        spec[info.valueField] === undefined ? 'is required' : parsed.problem,
+      );
+    else {
+      value = parsed.value;
+      record.value = parsed.value.value;
+    }
+    if (spec.claimRef !== undefined && spec.claimRef !== null) {
+      const claimRef = spec.claimRef;
+      if (!isObject(claimRef)) causes.add('spec.claimRef', 'must be an object { name, uid }');
+      else {
+        rejectUnknownFields(claimRef, fieldsOf('ClaimRef'), causes, 'spec.claimRef');
+        const problem = nameProblem(claimRef.name);
+        if (problem) causes.add('spec.claimRef.name', problem);
+        if (claimRef.uid !== undefined && (typeof claimRef.uid !== 'string' || claimRef.uid.length > 253)) {
+          causes.add('spec.claimRef.uid', 'must be a string');
+        }
+        if (!problem)
+          record.spec.claimRef = {
+            name: claimRef.name as string,
+            uid: (claimRef.uid as string | undefined) ?? '',
+          };
+      }
+    }
+    const owner = ownerRef(spec.owner, 'spec.owner', causes);
+    if (owner) record.spec.owner = owner;
+  }
+  // A deterministic-looking name must be the one of its own value, so names never collide.
+  const finalName = metadata.name || name;
+  if (finalName && value && record.spec.poolRef.name) {
+    const standsFor = valueKind(info.allocationKind).parseAllocationName(finalName);
+    const own = valueKind(info.allocationKind).allocationName(record.spec.poolRef.name, value);
+    if (standsFor && finalName !== own) {
+      causes.add(
+        'metadata.name',
+        `names value ${standsFor.value.value} of pool ${standsFor.pool}; use ${own} or a name of another form`,
+      );
+    }
+  }
+  causes.throwIfAny(info.allocationKind, finalName);
+  return { metadata, record, value: value! };
+}
+
+/** Finds an allocation object by name: a deterministic name is its key; any other name has a name item. */
+export async function findAllocation(
+  ctx: ClaimContext,
+  info: PoolKindInfo,
+  namespace: string,
+  name: string,
+): Promise<Stored<AllocationRecord> | undefined> {
+  const standsFor = valueKind(info.allocationKind).parseAllocationName(name);
+  if (standsFor && nameProblem(standsFor.pool) === undefined) {
+    const key = allocationKey(
+      { namespace, kind: info.kind, name: standsFor.pool },
+      info.allocationKind,
+      standsFor.value,
+    );
+    const item = await ctx.table.get<AllocationRecord>(key);
+    if (item?.t === 'alloc' && item.metadata.name === name) return item;
+    return undefined;
+  }
+  const pointer = await ctx.table.get<{ target: ItemKey }>(nameKey(namespace, info.allocationResource, name));
+  if (!pointer) return undefined;
+  const item = await ctx.table.get<AllocationRecord>(pointer.target);
+  return item?.t === 'alloc' && item.metadata.name === name ? item : undefined;
+}
+
+export function isCustomName(allocation: AllocationRecord): boolean {
+  const standsFor = valueKind(allocation.kind).parseAllocationName(allocation.metadata.name);
+  return standsFor === undefined;
+}
+
+export async function deleteCustomName(
+  ctx: ClaimContext,
+  allocation: Stored<AllocationRecord>,
+  resource: Resource,
+) {
+  if (isCustomName(allocation)) {
+    await ctx.table.deleteName(
+      nameKey(allocation.metadata.namespace, resource, allocation.metadata.name),
+      allocation,
+    );
+  }
+}
+
+export async function poolOf(ctx: ClaimContext, namespace: string, info: PoolKindInfo, name: string) {
+  const pool = await ctx.table.get<PoolRecord>(objectKey(namespace, info.resource, name), false);
+  return pool?.t === 'pool' ? pool : undefined;
+}
+
+export async function createAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+  name?: string,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const body = bodyObject(request.body);
+  const checked = checkAllocationBody(info, namespace, body, name);
+  const allocationName = checked.metadata.name || name!;
+  const pool = await poolOf(ctx, namespace, info, checked.record.spec.poolRef.name);
+  if (pool && !spaceOf(pool).fits(checked.value)) {
+    throw InvalidError.field(
+      `spec.${info.valueField}`,
+      `is not of pool ${pool.metadata.name}'s address family or prefix length`,
+    ).about(info.allocationKind, allocationName);
+  }
+  const record: AllocationRecord = {
+    ...checked.record,
+    metadata: newMetadata(allocationName, namespace, checked.metadata.labels, checked.metadata.annotations),
+  };
+  const poolId = { namespace, kind: info.kind, name: record.spec.poolRef.name };
+  const key = allocationKey(poolId, info.allocationKind, checked.value);
+  const custom = isCustomName(record);
+  // A custom name is reserved first, so a retry after a crash finds its own reservation and completes.
+  if (
+    custom &&
+    !(await ctx.table.putName(nameKey(namespace, info.allocationResource, allocationName), key))
+  ) {
+    throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
+      info.allocationKind,
+      allocationName,
+    );
+  }
+  const placed = await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
+  const holder = placed ? undefined : await ctx.table.get<AllocationRecord>(key);
+  // A retried put whose first attempt landed (its answer lost) finds this very object: it is created.
+  if (!placed && holder?.metadata.uid !== record.metadata.uid) {
+    if (holder?.metadata.name === allocationName) {
+      if (name !== undefined) return replaceAllocation(info, request, ctx);
+      throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
+        info.allocationKind,
+        allocationName,
+      );
+    }
+    if (custom) await ctx.table.deleteName(nameKey(namespace, info.allocationResource, allocationName), key);
+    throw new AlreadyExistsError(
+      `${checked.value.value} of ${info.kind} ${poolId.name} is already held by ${info.allocationKind} "${holder?.metadata.name ?? '?'}"`,
+    ).about(info.allocationKind, allocationName);
+  }
+  if (record.spec.claimRef)
+    await ctx.table.offerToClaim(claimKeyOf(namespace, record.spec.claimRef.name), key);
+  return { statusCode: 201, body: allocationObject(record, pool) };
+}
+
+export async function replaceAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const body = bodyObject(request.body);
+  const name = putName(request, info.allocationKind);
+  for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
+    const current = await findAllocation(ctx, info, namespace, name);
+    if (!current) return createAllocation(info, request, ctx, name);
+    const checked = checkAllocationBody(info, namespace, body, name);
+    const causes = new Causes();
+    if (checked.record.spec.poolRef.name !== current.spec.poolRef.name)
+      causes.add('spec.poolRef', 'is immutable');
+    if (checked.value.value !== current.value) causes.add(`spec.${info.valueField}`, 'is immutable');
+    const before = current.spec.claimRef;
+    const after = checked.record.spec.claimRef;
+    if (before?.uid && (after?.name !== before.name || (after.uid !== '' && after.uid !== before.uid))) {
+      causes.add('spec.claimRef', `is bound to claim ${before.name}; delete that claim to release it first`);
+    }
+    causes.throwIfAny(info.allocationKind, name);
+    const record: AllocationRecord = {
+      ...checked.record,
+      // A bound uid is the server's to change (bind, reclaim); a replace keeps it.
+      spec: { ...checked.record.spec, ...(before?.uid && after ? { claimRef: before } : {}) },
+      origin: current.origin,
+      metadata: {
+        ...current.metadata,
+        labels: checked.metadata.labels,
+        annotations: checked.metadata.annotations,
+        generation:
+          current.metadata.generation +
+          (JSON.stringify(current.spec) === JSON.stringify(checked.record.spec) ? 0 : 1),
+      },
+      rv: current.rv + 1,
+    };
+    try {
+      await ctx.table.replaceAllocation(
+        { pk: current.pk, sk: current.sk },
+        record,
+        checked.value.slot,
+        info.allocationResource,
+        current.rv,
+      );
+    } catch (error) {
+      if (error instanceof ConditionFailedError) continue;
+      throw error;
+    }
+    // The offer is the key alone: a claim reads it back with GetItem, which rejects any other attribute.
+    if (record.spec.claimRef) {
+      await ctx.table.offerToClaim(claimKeyOf(namespace, record.spec.claimRef.name), {
+        pk: current.pk,
+        sk: current.sk,
+      });
+    }
+    const pool = await poolOf(ctx, namespace, info, record.spec.poolRef.name);
+    return { statusCode: 200, body: allocationObject(record, pool) };
+  }
+  throw new AlreadyExistsError(
+    `${info.allocationKind} "${name}" changed while it was being replaced; retry`,
+  ).about(info.allocationKind, name);
+}
+
+export async function readAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const name = pathName(request, info.allocationResource);
+  const allocation = await findAllocation(ctx, info, namespace, name);
+  if (!allocation) throw notFound(info.allocationResource, name);
+  const pool = await poolOf(ctx, namespace, info, allocation.spec.poolRef.name);
+  return { statusCode: 200, body: allocationObject(allocation, pool) };
+}
+
+export async function deleteAllocation(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const name = pathName(request, info.allocationResource);
+  const allocation = await findAllocation(ctx, info, namespace, name);
+  if (!allocation) throw notFound(info.allocationResource, name);
+  const key = { pk: allocation.pk, sk: allocation.sk };
+  const deleted =
+    (await ctx.table.deleteItem<AllocationRecord>(key, { uid: allocation.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, allocation));
+  if (!deleted) throw notFound(info.allocationResource, name);
+  await deleteCustomName(ctx, deleted, info.allocationResource);
+  const pool = await poolOf(ctx, namespace, info, deleted.spec.poolRef.name);
+  return { statusCode: 200, body: allocationObject(deleted, pool) };
+}
+
+export async function listAllocations(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const { limit, after } = listQuery(request);
+  const poolFilter = request.query.pool;
+  if (poolFilter !== undefined && nameProblem(poolFilter))
+    throw new BadRequestError('pool must be a pool name');
+  const page = await ctx.table.listAllocations(namespace, info.allocationResource, poolFilter, limit, after);
+  const pools = new Map<string, PoolRecord | undefined>();
+  const items: ApiObject[] = [];
+  for (const allocation of page.items) {
+    const poolName = allocation.spec.poolRef.name;
+    if (!pools.has(poolName)) pools.set(poolName, await poolOf(ctx, namespace, info, poolName));
+    items.push(allocationObject(allocation, pools.get(poolName)));
+  }
+  return listReply(items, page.last);
+}

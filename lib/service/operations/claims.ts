@@ -1,0 +1,281 @@
+/**
+ * Claim operations (api.md, "Claim"): a claim's POST or PUT allocates before it answers (service/decide.ts
+ * decides the value); DELETE releases it, and the stream function applies the reclaim policy.
+ */
+import { AlreadyExistsError } from '../../domain/errors.ts';
+import { API_VERSION, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
+import { claimObject, condition, spaceOf, timestamp } from '../../domain/objects.ts';
+import type { ClaimRecord, ClaimSpec, ItemKey, PoolRecord } from '../../domain/records.ts';
+import { valueKind } from '../../domain/spaces.ts';
+import { parseRange } from '../../domain/ranges.ts';
+import { parsePrefix } from '../../domain/ip.ts';
+
+import {
+  Causes,
+  checkEnvelope,
+  isObject,
+  objectRef,
+  ownerRef,
+  rejectUnknownFields,
+  specFields,
+  RESERVED_MAX,
+  WITHIN_MAX,
+  type JsonObject,
+} from '../../domain/validation.ts';
+import { decide, HANDLER_DEADLINE_MS, poolIdOf, poolRefValid, readPool, settle } from '../decide.ts';
+import { ConditionFailedError } from '../../store/client.ts';
+import { objectKey } from '../../store/keys.ts';
+import { type ClaimContext } from '../context.ts';
+import {
+  OperationRequest,
+  Reply,
+  MAX_REPLACE_ATTEMPTS,
+  namespaceOf,
+  pathName,
+  bodyObject,
+  newMetadata,
+  ownWriteLanded,
+  goneSinceRead,
+  notFound,
+  putName,
+} from './common.ts';
+export function checkClaimBody(namespace: string, body: JsonObject, name?: string) {
+  const causes = new Causes();
+  const metadata = checkEnvelope(body, { kind: 'Claim', namespace, pathName: name }, causes);
+  const spec = body.spec;
+  const claimSpec: ClaimSpec = { poolRef: { kind: '', name: '' } };
+  if (!isObject(spec)) causes.add('spec', 'is required');
+  else {
+    rejectUnknownFields(spec, specFields('Claim'), causes);
+    const ref = objectRef(spec.poolRef, 'spec.poolRef', causes);
+    if (ref) claimSpec.poolRef = ref;
+    const info = ref ? poolKindInfo(ref.kind) : undefined;
+    if (spec.value !== undefined) {
+      if (info) {
+        const value = valueKind(info.allocationKind).parse(spec.value);
+        if (!value.ok) causes.add('spec.value', value.problem);
+        else claimSpec.value = value.value.value;
+      } else if (typeof spec.value === 'string' || typeof spec.value === 'number')
+        claimSpec.value = String(spec.value);
+      else causes.add('spec.value', 'must be a string or an integer');
+    }
+    if (spec.within !== undefined) {
+      if (typeof spec.within !== 'string' || spec.within.length > WITHIN_MAX)
+        causes.add('spec.within', 'must be a range "a..b" or a CIDR');
+      else {
+        // Its form follows from poolRef.kind, as the value's does: a malformed one is refused now, not
+        // stored to turn PoolExhausted once the pool appears.
+        const problem = info ? withinProblem(info.kind, spec.within) : undefined;
+        if (problem) causes.add('spec.within', problem);
+        else claimSpec.within = spec.within;
+      }
+    }
+    if (spec.reserved !== undefined) {
+      if (!Array.isArray(spec.reserved) || spec.reserved.length > RESERVED_MAX)
+        causes.add('spec.reserved', `must be a list of at most ${RESERVED_MAX} addresses`);
+      else if (info?.kind === 'IPAddressPool') {
+        claimSpec.reserved = spec.reserved.map((entry: unknown, i) => {
+          const value = valueKind('IPAddress').parse(entry);
+          if (!value.ok) causes.add(`spec.reserved[${i}]`, value.problem);
+          return value.ok ? value.value.value : '';
+        });
+      } else if (info) causes.add('spec.reserved', 'applies to IPAddressPool only');
+      else claimSpec.reserved = spec.reserved.map(String);
+    }
+    const owner = ownerRef(spec.owner, 'spec.owner', causes);
+    if (owner) claimSpec.owner = owner;
+  }
+  causes.throwIfAny('Claim', metadata.name || name);
+  return { metadata, spec: claimSpec };
+}
+
+/** Why `within` is not of the form its pool kind takes ("a..b" for IndexPool, a CIDR for IP pools). */
+export function withinProblem(kind: PoolKindInfo['kind'], within: string): string | undefined {
+  const parsed = kind === 'IndexPool' ? parseRange(within) : parsePrefix(within);
+  return parsed.ok ? undefined : parsed.problem;
+}
+
+/** Checks a claim's `within`, `reserved` and `value` against its pool when the pool exists (422 on misfit). */
+export function checkClaimAgainstPool(spec: ClaimSpec, pool: PoolRecord, name: string): void {
+  const space = spaceOf(pool);
+  const causes = new Causes();
+  const restricted = space.claimSegments(spec.within, spec.reserved);
+  if ('causes' in restricted) causes.addAll(restricted.causes);
+  if (spec.value !== undefined) {
+    const value = valueKind(poolKindInfo(pool.kind)!.allocationKind).parse(spec.value);
+    if (value.ok && !space.fits(value.value))
+      causes.add('spec.value', `is not of the pool's address family or prefix length`);
+  }
+  causes.throwIfAny('Claim', name);
+}
+
+export function claimKeyOf(namespace: string, name: string): ItemKey {
+  return objectKey(namespace, 'claims', name);
+}
+
+export async function createClaim(
+  request: OperationRequest,
+  ctx: ClaimContext,
+  name?: string,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const body = bodyObject(request.body);
+  const checked = checkClaimBody(namespace, body, name);
+  const claimName = checked.metadata.name;
+  const key = claimKeyOf(namespace, claimName);
+  const now = timestamp();
+  const record: ClaimRecord = {
+    t: 'claim',
+    metadata: newMetadata(claimName, namespace, checked.metadata.labels, checked.metadata.annotations),
+    spec: checked.spec,
+    status: {
+      conditions: [condition('Allocated', 'Unknown', 'Allocating', 'a value is being allocated', now)],
+    },
+    phase: 'Allocating',
+    allocatingUntil: new Date(Date.now() + HANDLER_DEADLINE_MS).toISOString(),
+    rv: 1,
+  };
+  const refValid = poolRefValid(record);
+  // The pool is read before anything is written, so a claim that cannot fit its pool changes nothing.
+  const pool = refValid ? await readPool(ctx, poolIdOf(record)) : undefined;
+  if (pool) checkClaimAgainstPool(record.spec, pool, claimName);
+  if (!refValid) {
+    record.phase = 'PoolRefInvalid';
+    record.status = {
+      conditions: [
+        condition(
+          'Allocated',
+          'False',
+          'PoolRefInvalid',
+          `poolRef must name an IndexPool, IPAddressPool or IPPrefixPool of ${API_VERSION}`,
+          now,
+        ),
+      ],
+    };
+  }
+  let stub;
+  try {
+    // Written before any allocation: if this request dies after the allocation put, the stream function
+    // finds a claim to bind it to (or to give it back for), never an orphan.
+    stub = await ctx.table.createObject(key, record);
+  } catch (error) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+    if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
+      if (name !== undefined) return replaceClaim(request, ctx);
+      throw new AlreadyExistsError(`Claim "${claimName}" already exists`).about('Claim', claimName);
+    }
+  }
+  if (!refValid) return { statusCode: 201, body: claimObject(record) };
+  const offers = stub?.t === 'stub' ? Object.values(stub.offers ?? {}) : [];
+  const { outcome } = await decide(ctx, record, pool, offers);
+  const settled = await settle(ctx, key, record, outcome);
+  return { statusCode: 201, body: claimObject(settled ?? record) };
+}
+
+export function sameClaimSpec(a: ClaimSpec, b: ClaimSpec): boolean {
+  return JSON.stringify(normalizeSpec(a)) === JSON.stringify(normalizeSpec(b));
+}
+
+export function normalizeSpec(spec: ClaimSpec) {
+  return {
+    poolRef: {
+      kind: spec.poolRef.kind,
+      name: spec.poolRef.name,
+      apiVersion: spec.poolRef.apiVersion ?? API_VERSION,
+    },
+    value: spec.value,
+    within: spec.within,
+    reserved: spec.reserved,
+    owner: spec.owner,
+  };
+}
+
+export async function replaceClaim(request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const body = bodyObject(request.body);
+  const name = putName(request, 'Claim');
+  const checked = checkClaimBody(namespace, body, name);
+  const key = claimKeyOf(namespace, name);
+  for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
+    const current = await ctx.table.get<ClaimRecord>(key);
+    if (current?.t !== 'claim') return createClaim(request, ctx, name);
+    const causes = new Causes();
+    const was = normalizeSpec(current.spec);
+    const now = normalizeSpec(checked.spec);
+    if (JSON.stringify(was.poolRef) !== JSON.stringify(now.poolRef))
+      causes.add('spec.poolRef', 'is immutable');
+    if (current.phase === 'Allocated') {
+      for (const field of ['value', 'within', 'reserved'] as const) {
+        if (JSON.stringify(was[field]) !== JSON.stringify(now[field])) {
+          causes.add(
+            `spec.${field}`,
+            'cannot change while the claim holds a value; delete and recreate the claim',
+          );
+        }
+      }
+    }
+    causes.throwIfAny('Claim', name);
+    const unchanged =
+      sameClaimSpec(current.spec, checked.spec) &&
+      JSON.stringify(current.metadata.labels ?? {}) === JSON.stringify(checked.metadata.labels) &&
+      JSON.stringify(current.metadata.annotations ?? {}) === JSON.stringify(checked.metadata.annotations);
+    if (unchanged) return { statusCode: 200, body: claimObject(current) };
+    const specChanged = !sameClaimSpec(current.spec, checked.spec);
+    const record: ClaimRecord = {
+      ...stripKeys(current),
+      metadata: {
+        ...current.metadata,
+        labels: checked.metadata.labels,
+        annotations: checked.metadata.annotations,
+        generation: current.metadata.generation + (specChanged ? 1 : 0),
+      },
+      spec: checked.spec,
+      rv: current.rv + 1,
+    };
+    try {
+      await ctx.table.replaceObject(key, record, current.rv);
+    } catch (error) {
+      if (error instanceof ConditionFailedError) continue;
+      throw error;
+    }
+    // A waiting claim whose limits changed tries again at once.
+    if (specChanged && record.phase === 'Waiting') {
+      const pool = await readPool(ctx, poolIdOf(record));
+      if (pool) checkClaimAgainstPool(record.spec, pool, name);
+      const { outcome } = await decide(ctx, record, pool);
+      const settled = await settle(ctx, key, record, outcome);
+      return { statusCode: 200, body: claimObject(settled ?? record) };
+    }
+    return { statusCode: 200, body: claimObject(record) };
+  }
+  throw new AlreadyExistsError(`Claim "${name}" changed while it was being replaced; retry`).about(
+    'Claim',
+    name,
+  );
+}
+
+/** A stored claim without its key and index attributes: the table adds those back on every write. */
+export function stripKeys<T extends object>(item: T): T {
+  const {
+    pk: _pk,
+    sk: _sk,
+    wpk: _wpk,
+    wsk: _wsk,
+    ...rest
+  } = item as T & Partial<Record<'pk' | 'sk' | 'wpk' | 'wsk', string>>;
+  return rest as T;
+}
+
+export async function deleteClaim(request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const name = pathName(request, 'claims');
+  const key = claimKeyOf(namespace, name);
+  const current = await ctx.table.get<ClaimRecord>(key);
+  if (current?.t !== 'claim') throw notFound('claims', name);
+  // The reclaim policy is applied by the stream function from this delete's REMOVE record.
+  const deleted =
+    (await ctx.table.deleteItem<ClaimRecord>(key, { uid: current.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, current));
+  if (!deleted) throw notFound('claims', name);
+  return { statusCode: 200, body: claimObject(deleted) };
+}

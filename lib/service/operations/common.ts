@@ -1,0 +1,177 @@
+/**
+ * What every resource's operations share: the request and reply shapes, the pieces of a request
+ * (namespace, names, body, list query), new metadata, list replies and continue tokens, recognising
+ * our own write whose answer was lost, and reads and lists of pools and claims alike.
+ */
+import { randomUUID } from 'node:crypto';
+import { BadRequestError, InvalidError, NotFoundError } from '../../domain/errors.ts';
+import { kindOfResource, poolInfoByAllocationResource, type Resource } from '../../domain/kinds.ts';
+import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
+import { claimObject, poolObject, type ApiObject, timestamp } from '../../domain/objects.ts';
+import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+
+import { isObject, type JsonObject, type Metadata } from '../../domain/validation.ts';
+import { decodeContinue, encodeContinue, objectKey } from '../../store/keys.ts';
+import { type ClaimContext } from '../context.ts';
+export interface OperationRequest {
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  body: unknown;
+}
+
+export interface Reply {
+  statusCode: number;
+  body: unknown;
+}
+
+export type Operation = (request: OperationRequest, ctx: ClaimContext) => Promise<Reply>;
+
+export const MAX_REPLACE_ATTEMPTS = 5;
+
+// ---------------------------------------------------------------- request pieces
+
+export function namespaceOf(request: OperationRequest): string {
+  const namespace = request.params.namespace ?? '';
+  if (nameProblem(namespace))
+    throw new NotFoundError(`namespace "${clipName(namespace)}" is not a valid namespace`);
+  return namespace;
+}
+
+/** A name in the path: a malformed one names nothing, so reads and deletes answer 404. */
+export function pathName(request: OperationRequest, resource: Resource): string {
+  const name = request.params.name ?? '';
+  const max = poolInfoByAllocationResource(resource) ? ALLOCATION_NAME_MAX : 63;
+  if (nameProblem(name, max)) {
+    throw new NotFoundError(`${kindOfResource(resource)} "${clipName(name)}" not found`).about(
+      kindOfResource(resource),
+      clipName(name),
+    );
+  }
+  return name;
+}
+
+export function clipName(name: string): string {
+  return name.length > 80 ? `${name.slice(0, 80)}…` : name;
+}
+
+export function bodyObject(body: unknown): JsonObject {
+  if (!isObject(body)) throw new BadRequestError('the body must be a JSON object');
+  return body;
+}
+
+export function newMetadata(
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+): Metadata {
+  return {
+    name,
+    namespace,
+    uid: randomUUID(),
+    generation: 1,
+    creationTimestamp: timestamp(),
+    labels,
+    annotations,
+  };
+}
+
+/** The uid of the object stored under `key`, if any (a consistent read). */
+export async function storedUid(ctx: ClaimContext, key: ItemKey): Promise<string | undefined> {
+  return (await ctx.table.get<{ metadata?: { uid?: string } }>(key))?.metadata?.uid;
+}
+
+/**
+ * Whether the item under `key` is the one this request wrote (its uid): the SDK retries a conditional put
+ * whose answer was lost (a timeout after the store applied it), and the retry fails on that very item.
+ */
+export async function ownWriteLanded(ctx: ClaimContext, key: ItemKey, uid: string): Promise<boolean> {
+  return (await storedUid(ctx, key)) === uid;
+}
+
+/**
+ * After a conditional delete failed: when the object read before is gone, it was deleted (maybe by this
+ * request's own first attempt, whose answer was lost and retried), and what was read is its last state.
+ */
+export async function goneSinceRead<T extends { metadata: { uid: string } }>(
+  ctx: ClaimContext,
+  key: ItemKey,
+  read: T,
+): Promise<T | undefined> {
+  return (await storedUid(ctx, key)) === read.metadata.uid ? undefined : read;
+}
+
+export function notFound(resource: Resource, name: string): NotFoundError {
+  const kind = kindOfResource(resource);
+  return new NotFoundError(`${kind} "${name}" not found`).about(kind, name);
+}
+
+export function listQuery(request: OperationRequest): { limit: number; after?: string } {
+  const { limit: limitText, continue: token } = request.query;
+  let limit = 100;
+  if (limitText !== undefined) {
+    if (!/^[0-9]{1,4}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 1000) {
+      throw new BadRequestError('limit must be an integer from 1 to 1000');
+    }
+    limit = Number(limitText);
+  }
+  if (token === undefined || token === '') return { limit };
+  const after = decodeContinue(token);
+  if (after === undefined) throw new BadRequestError('continue is not a token this API issued');
+  return { limit, after };
+}
+
+export function listReply(items: ApiObject[], last: string | undefined): Reply {
+  return {
+    statusCode: 200,
+    body: { items, metadata: last === undefined ? {} : { continue: encodeContinue(last) } },
+  };
+}
+
+export function cascadeFlag(request: OperationRequest): boolean {
+  const value = request.query.cascade;
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new BadRequestError('cascade must be true or false');
+}
+
+/** The name in a PUT's path: a malformed one is the body's problem to name (422), not a missing object. */
+export function putName(request: OperationRequest, kind: string): string {
+  const name = request.params.name ?? '';
+  const problem = nameProblem(
+    name,
+    poolInfoByAllocationResource(request.params.resource ?? '') ? ALLOCATION_NAME_MAX : 63,
+  );
+  if (problem) throw InvalidError.field('metadata.name', problem).about(kind, clipName(name));
+  return name;
+}
+
+export async function readObject(
+  resource: Resource,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const name = pathName(request, resource);
+  const item = await ctx.table.get<PoolRecord | ClaimRecord>(objectKey(namespace, resource, name));
+  if (resource === 'claims') {
+    if (item?.t !== 'claim') throw notFound(resource, name);
+    return { statusCode: 200, body: claimObject(item) };
+  }
+  if (item?.t !== 'pool') throw notFound(resource, name);
+  return { statusCode: 200, body: poolObject(item) };
+}
+
+export async function listObjects(
+  resource: Resource,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const { limit, after } = listQuery(request);
+  const page = await ctx.table.listObjects<PoolRecord | ClaimRecord>(namespace, resource, limit, after);
+  const items = page.items.map((item) =>
+    item.t === 'claim' ? claimObject(item) : poolObject(item as PoolRecord),
+  );
+  return listReply(items, page.last);
+}

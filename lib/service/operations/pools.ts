@@ -1,0 +1,197 @@
+/**
+ * Pool operations (api.md, "Pools"): create, replace (spec changes; reclaimPolicy and kind are fixed)
+ * and delete (409 PoolInUse while allocation objects exist, unless ?cascade=true).
+ */
+import { AlreadyExistsError, PoolInUseError } from '../../domain/errors.ts';
+import { type PoolKindInfo } from '../../domain/kinds.ts';
+import { poolObject } from '../../domain/objects.ts';
+import type { PoolRecord } from '../../domain/records.ts';
+import { poolSpecChecker } from '../../domain/spaces.ts';
+
+import {
+  Causes,
+  checkEnvelope,
+  isObject,
+  reclaimPolicy,
+  rejectUnknownFields,
+  specFields,
+  type JsonObject,
+} from '../../domain/validation.ts';
+import { ConditionFailedError } from '../../store/client.ts';
+import { objectKey } from '../../store/keys.ts';
+import { type ClaimContext } from '../context.ts';
+import {
+  OperationRequest,
+  Reply,
+  MAX_REPLACE_ATTEMPTS,
+  namespaceOf,
+  pathName,
+  bodyObject,
+  newMetadata,
+  ownWriteLanded,
+  goneSinceRead,
+  notFound,
+  cascadeFlag,
+  putName,
+} from './common.ts';
+import { deleteCustomName } from './allocations.ts';
+export interface CheckedPool {
+  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  spec: PoolRecord['spec'];
+}
+
+export function checkPoolBody(
+  info: PoolKindInfo,
+  namespace: string,
+  body: JsonObject,
+  name?: string,
+): CheckedPool {
+  const causes = new Causes();
+  const metadata = checkEnvelope(body, { kind: info.kind, namespace, pathName: name }, causes);
+  const spec = body.spec;
+  let canonical: PoolRecord['spec'] = { reclaimPolicy: 'Recycle' };
+  if (!isObject(spec)) causes.add('spec', 'is required');
+  else {
+    rejectUnknownFields(spec, specFields(info.kind), causes);
+    const policy = reclaimPolicy(spec.reclaimPolicy, causes);
+    const checked = poolSpecChecker(info.kind)(spec);
+    if ('causes' in checked) causes.addAll(checked.causes);
+    else canonical = { ...checked.spec, reclaimPolicy: policy };
+  }
+  causes.throwIfAny(info.kind, metadata.name || name);
+  return { metadata, spec: canonical };
+}
+
+export async function createPool(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const checked = checkPoolBody(info, namespace, bodyObject(request.body));
+  const record: PoolRecord = {
+    t: 'pool',
+    kind: info.kind,
+    metadata: newMetadata(
+      checked.metadata.name,
+      namespace,
+      checked.metadata.labels,
+      checked.metadata.annotations,
+    ),
+    spec: checked.spec,
+    rv: 1,
+  };
+  const key = objectKey(namespace, info.resource, record.metadata.name);
+  try {
+    await ctx.table.createObject(key, record);
+  } catch (error) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+    if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
+      throw new AlreadyExistsError(`${info.kind} "${record.metadata.name}" already exists`).about(
+        info.kind,
+        record.metadata.name,
+      );
+    }
+  }
+  return { statusCode: 201, body: poolObject(record) };
+}
+
+export function samePoolSpec(a: PoolRecord['spec'], b: PoolRecord['spec']): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export async function replacePool(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const body = bodyObject(request.body);
+  const name = putName(request, info.kind);
+  const checked = checkPoolBody(info, namespace, body, name);
+  const key = objectKey(namespace, info.resource, name);
+  for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
+    const current = await ctx.table.get<PoolRecord>(key);
+    if (current?.t !== 'pool')
+      return createPool(
+        info,
+        { ...request, body: { ...body, metadata: { ...(body.metadata as object), name } } },
+        ctx,
+      );
+    const causes = new Causes();
+    if (checked.spec.reclaimPolicy !== current.spec.reclaimPolicy) {
+      causes.add('spec.reclaimPolicy', `is immutable (${current.spec.reclaimPolicy})`);
+    }
+    if (
+      info.kind === 'IPPrefixPool' &&
+      checked.spec.allocationPrefixLength !== current.spec.allocationPrefixLength
+    ) {
+      causes.add(
+        'spec.allocationPrefixLength',
+        `is immutable (${String(current.spec.allocationPrefixLength)})`,
+      );
+    }
+    causes.throwIfAny(info.kind, name);
+    const specChanged = !samePoolSpec(checked.spec, current.spec);
+    const record: PoolRecord = {
+      t: 'pool',
+      kind: info.kind,
+      metadata: {
+        ...current.metadata,
+        labels: checked.metadata.labels,
+        annotations: checked.metadata.annotations,
+        generation: current.metadata.generation + (specChanged ? 1 : 0),
+      },
+      spec: checked.spec,
+      rv: current.rv + 1,
+    };
+    if (current.counts) record.counts = current.counts;
+    try {
+      await ctx.table.replaceObject(key, record, current.rv);
+      return { statusCode: 200, body: poolObject(record) };
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
+  }
+  throw new AlreadyExistsError(`${info.kind} "${name}" changed while it was being replaced; retry`).about(
+    info.kind,
+    name,
+  );
+}
+
+export async function deletePool(
+  info: PoolKindInfo,
+  request: OperationRequest,
+  ctx: ClaimContext,
+): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const name = pathName(request, info.resource);
+  const cascade = cascadeFlag(request);
+  const key = objectKey(namespace, info.resource, name);
+  const pool = await ctx.table.get<PoolRecord>(key);
+  if (pool?.t !== 'pool') throw notFound(info.resource, name);
+  if (!cascade) {
+    if (await ctx.table.poolHasAllocations(namespace, info.allocationResource, name)) {
+      throw new PoolInUseError(
+        `${info.kind} "${name}" still has allocation objects; release its claims, or delete with ?cascade=true`,
+      ).about(info.kind, name);
+    }
+  } else {
+    // Allocation objects and their claims go first: a cascade cut short leaves the pool, and a retry
+    // finishes it, so nothing is orphaned.
+    for await (const allocation of ctx.table.poolAllocations(namespace, info.allocationResource, name)) {
+      const ref = allocation.spec.claimRef;
+      if (ref?.uid) await ctx.table.deleteItem(objectKey(namespace, 'claims', ref.name), { uid: ref.uid });
+      await ctx.table.deleteItem({ pk: allocation.pk, sk: allocation.sk });
+      await deleteCustomName(ctx, allocation, info.allocationResource);
+    }
+  }
+  // The stream function's summaries of the pool go with it: a pool created again under the name starts
+  // empty at once, not when the stream has caught up.
+  await ctx.table.summaries.deleteSummaries({ namespace, kind: info.kind, name });
+  const deleted =
+    (await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid })) ??
+    (await goneSinceRead(ctx, key, pool));
+  if (!deleted) throw notFound(info.resource, name);
+  return { statusCode: 200, body: poolObject(deleted) };
+}

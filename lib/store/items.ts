@@ -1,0 +1,85 @@
+/**
+ * Item shapes of the table as stored, pure: an allocation object with its index entry, and a group
+ * summary (a bitmap of held slots, its version, and the slot changes not yet confirmed in the pool's
+ * counts, `q_<id>`; service/tally.ts keeps them).
+ */
+import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import type { Resource } from '../domain/kinds.ts';
+import type { AllocationRecord, ItemKey } from '../domain/records.ts';
+import { allocationIndexKeys, GROUP_BITS } from './keys.ts';
+
+export type Item = Record<string, NativeAttributeValue>;
+export type Stored<T> = T & ItemKey;
+
+/** An allocation object as stored: its record, its key, and its entry in the `allocations` index. */
+export function allocationItem(
+  key: ItemKey,
+  record: AllocationRecord,
+  slot: bigint,
+  resource: Resource,
+): Item {
+  const index = allocationIndexKeys(
+    record.metadata.namespace,
+    resource,
+    record.spec.poolRef.name,
+    slot,
+    key.sk,
+  );
+  return { ...key, ...record, ...index };
+}
+
+const GROUP_BYTES = Number(1n << GROUP_BITS) / 8;
+
+/**
+ * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1, and 1 when the
+ * allocation was made after a lost race.
+ */
+export type MarkerEntry = [offset: number, delta: 1 | -1, raced?: 0 | 1];
+
+/** A group's summary as the stream function keeps it. */
+export interface GroupSummary {
+  /** Bit i: slot (group << GROUP_BITS) + i holds an allocation object. */
+  bits: Uint8Array;
+  /** Bumped by every write of the bits; absent until the first. */
+  version: number | undefined;
+  /** Slot changes recorded here whose records may not have reached the counts: marker id → entries. */
+  pending: Map<string, MarkerEntry[]>;
+  /** Whether the pool's directory lists this group. */
+  listed: boolean;
+}
+
+export const MARKER_ATTRIBUTE = 'q_';
+
+export function summaryOf(item: Item | undefined): GroupSummary {
+  const bits = new Uint8Array(GROUP_BYTES);
+  if (item?.b instanceof Uint8Array) bits.set(item.b.subarray(0, GROUP_BYTES));
+  const summary: GroupSummary = {
+    bits,
+    version: typeof item?.v === 'number' ? item.v : undefined,
+    pending: new Map(),
+    listed: item?.l === 1,
+  };
+  for (const [name, value] of Object.entries(item ?? {})) {
+    if (name.startsWith(MARKER_ATTRIBUTE)) {
+      summary.pending.set(name.slice(MARKER_ATTRIBUTE.length), value as MarkerEntry[]);
+    }
+  }
+  return summary;
+}
+
+/** The bitmap as stored: trailing zero bytes dropped (a pool's first group of a small pool stays small). */
+export function storedBits(bits: Uint8Array): Uint8Array {
+  let end = bits.length;
+  while (end > 1 && bits[end - 1] === 0) end--;
+  return bits.slice(0, end);
+}
+
+/** Whether slot `offset` of a group's bitmap is held. */
+export function isHeld(bits: Uint8Array, offset: number): boolean {
+  return ((bits[offset >> 3]! >> (offset & 7)) & 1) === 1;
+}
+
+export function setHeld(bits: Uint8Array, offset: number, held: boolean): void {
+  if (held) bits[offset >> 3]! |= 1 << (offset & 7);
+  else bits[offset >> 3]! &= ~(1 << (offset & 7));
+}

@@ -1,0 +1,135 @@
+/**
+ * Every key format of the one table (`pk`/`sk`), pure: testable without a store.
+ *
+ * - pools and claims: `O#<ns>#<resource>#<shard>` / `<name>`. The shard (a hash of the name, 0..7)
+ *   spreads one namespace's writes over eight partition keys; a list merges the eight.
+ * - allocation objects: `A#<ns>#<poolKind>#<pool>#<family><block>` / `<slot>`: the pool and the value
+ *   (in sortable hex) are the key, so `attribute_not_exists(pk)` on a put is the arbiter of every race.
+ *   A block holds 64 consecutive slots: a claim reads one block to find a free value, and concurrent
+ *   claims spread their writes over blocks.
+ * - a group's summary (4096 slots), kept by the stream function: `A#<ns>#<poolKind>#<pool>#<family>G<group>`
+ *   / `~` (its shape: items.ts); and a pool's directory of summarised groups, `D#<ns>#<poolKind>#<pool>` /
+ *   `<family><group>`, written once per group, so a recount finds every summary without a Scan.
+ * - names of pre-provisioned allocation objects that are not the deterministic one:
+ *   `N#<ns>#<resource>#<name>` / `N`, pointing at the allocation's key.
+ * Indexes (schema.ts):
+ * - `allocations` (gpk `<ns>#<resource>#<slot mod 8>`, gsk `<pool>#<slot>`, all attributes): lists,
+ *   `?pool=`, cascade and recounts, without a Scan; eight shards again so no key takes every write.
+ * - `waiting` (wpk `<ns>#<poolKind>#<pool>`, wsk `<created>#<name>`, keys only): claims that wait for a
+ *   pool, present only while they wait (a sparse index).
+ */
+import { poolKindInfo, type AllocationKind, type PoolKind, type Resource } from '../domain/kinds.ts';
+import type { ItemKey } from '../domain/records.ts';
+import { slotWidth } from '../domain/spaces.ts';
+import type { ParsedValue } from '../domain/values.ts';
+
+export const LIST_SHARDS = 8;
+/** log2 of the slots in one block partition. */
+export const BLOCK_BITS = 6n;
+/** FNV-1a, so a name's shard is the same in every process and language. */
+export function shardOf(text: string, shards = LIST_SHARDS): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+export function objectKey(namespace: string, resource: Resource, name: string): ItemKey {
+  return { pk: `O#${namespace}#${resource}#${shardOf(name)}`, sk: name };
+}
+
+export interface PoolId {
+  namespace: string;
+  kind: PoolKind;
+  name: string;
+}
+
+/** Where a pool lives. */
+export function poolKeyOf(pool: PoolId): ItemKey {
+  return objectKey(pool.namespace, poolKindInfo(pool.kind)!.resource, pool.name);
+}
+
+/** Where an allocation of `value` in a pool lives: its key, and its entry in the `allocations` index. */
+export function allocationKey(
+  pool: PoolId,
+  allocationKind: AllocationKind,
+  value: Pick<ParsedValue, 'slot' | 'family'>,
+): ItemKey {
+  return { pk: blockPk(pool, value.family, value.slot >> BLOCK_BITS), sk: slotKey(allocationKind, value) };
+}
+
+function blockPk(pool: PoolId, family: 4 | 6 | undefined, block: bigint): string {
+  const tag = family === undefined ? '' : `v${family}.`;
+  return `A#${pool.namespace}#${pool.kind}#${pool.name}#${tag}${block.toString(16)}`;
+}
+
+function slotKey(allocationKind: AllocationKind, value: Pick<ParsedValue, 'slot' | 'family'>): string {
+  return value.slot.toString(16).padStart(slotWidth(allocationKind, value.family), '0');
+}
+
+export function allocationIndexKeys(
+  namespace: string,
+  resource: Resource,
+  pool: string,
+  slot: bigint,
+  sk: string,
+): { gpk: string; gsk: string } {
+  return { gpk: `${namespace}#${resource}#${Number(slot % BigInt(LIST_SHARDS))}`, gsk: `${pool}#${sk}` };
+}
+
+/** log2 of the slots one group summary covers: 4096 slots, a 512-byte bitmap. */
+export const GROUP_BITS = 12n;
+
+/** A group of a pool's slot space: the unit the stream function summarises (service/tally.ts). */
+export interface GroupRef {
+  family: 4 | 6 | undefined;
+  group: bigint;
+}
+
+const SUMMARY_SK = '~';
+
+export function groupKey(pool: PoolId, ref: GroupRef): ItemKey {
+  const tag = ref.family === undefined ? '' : `v${ref.family}.`;
+  return {
+    pk: `A#${pool.namespace}#${pool.kind}#${pool.name}#${tag}G${ref.group.toString(16)}`,
+    sk: SUMMARY_SK,
+  };
+}
+
+export function directoryKey(pool: PoolId, ref?: GroupRef): ItemKey {
+  const sk = ref
+    ? `${ref.family === undefined ? '' : `v${ref.family}.`}${ref.group.toString(16).padStart(32, '0')}`
+    : '';
+  return { pk: `D#${pool.namespace}#${pool.kind}#${pool.name}`, sk };
+}
+
+export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
+  return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
+}
+
+export function waitingKey(pool: PoolId): string {
+  return `${pool.namespace}#${pool.kind}#${pool.name}`;
+}
+
+/** The `continue` token of a list: the last sort key returned, opaque to clients. */
+export function encodeContinue(after: string): string {
+  return Buffer.from(JSON.stringify({ after }), 'utf8').toString('base64url');
+}
+
+export function decodeContinue(token: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      typeof (parsed as { after?: unknown }).after === 'string'
+    ) {
+      return (parsed as { after: string }).after;
+    }
+  } catch {
+    // falls through: a malformed token is the caller's 400
+  }
+  return undefined;
+}

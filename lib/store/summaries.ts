@@ -1,0 +1,184 @@
+/**
+ * The stream function's bookkeeping of a pool: group summaries (read by claims as a hint, written by
+ * service/tally.ts), the directory of summarised groups, and the pool's counts.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ItemKey, PoolCounts } from '../domain/records.ts';
+import type { TableClient } from './client.ts';
+import { directoryKey, groupKey, type GroupRef, type PoolId } from './keys.ts';
+import {
+  MARKER_ATTRIBUTE,
+  storedBits,
+  summaryOf,
+  type GroupSummary,
+  type Item,
+  type MarkerEntry,
+} from './items.ts';
+
+export class Summaries {
+  constructor(private readonly io: TableClient) {}
+
+  /** A group's summary, markers and all, read consistently (the stream function's read before it writes). */
+  async readGroup(pool: PoolId, ref: GroupRef): Promise<GroupSummary> {
+    const result = await this.io.doc.send(
+      new GetCommand({ TableName: this.io.tableName, Key: groupKey(pool, ref), ConsistentRead: true }),
+    );
+    return summaryOf(result.Item);
+  }
+
+  /**
+   * A group's bitmap alone, for the claim path: an eventually consistent read that leaves the markers
+   * (the stream function's bookkeeping) out of the answer. Billed the same; less to send and parse.
+   */
+  async readGroupBits(pool: PoolId, ref: GroupRef): Promise<Uint8Array> {
+    const result = await this.io.doc.send(
+      new GetCommand({
+        TableName: this.io.tableName,
+        Key: groupKey(pool, ref),
+        ConsistentRead: false,
+        ProjectionExpression: 'b',
+      }),
+    );
+    return summaryOf(result.Item).bits;
+  }
+
+  /**
+   * Writes a group's bits and the markers of the changes that made them, in one write, if the group is
+   * still at `version` (several batches may write one group); false when another write came first.
+   */
+  async writeGroup(
+    pool: PoolId,
+    ref: GroupRef,
+    bits: Uint8Array,
+    version: number | undefined,
+    markers: readonly { id: string; entries: MarkerEntry[] }[],
+  ): Promise<boolean> {
+    const names: Record<string, string> = {};
+    const values: Item = { ':b': storedBits(bits), ':v': (version ?? 0) + 1 };
+    const set = ['b = :b', 'v = :v'];
+    markers.forEach(({ id, entries }, i) => {
+      names[`#q${i}`] = MARKER_ATTRIBUTE + id;
+      values[`:q${i}`] = entries;
+      set.push(`#q${i} = :q${i}`);
+    });
+    if (version !== undefined) values[':was'] = version;
+    return this.io.conditional(
+      new UpdateCommand({
+        TableName: this.io.tableName,
+        Key: groupKey(pool, ref),
+        UpdateExpression: `SET ${set.join(', ')}`,
+        ConditionExpression: version === undefined ? 'attribute_not_exists(v)' : 'v = :was',
+        ExpressionAttributeNames: markers.length ? names : undefined,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  /** Drops markers whose changes the pool's counts hold, and notes that the directory lists the group. */
+  async finishGroup(pool: PoolId, ref: GroupRef, markerIds: readonly string[]): Promise<void> {
+    const names: Record<string, string> = {};
+    markerIds.forEach((id, i) => (names[`#q${i}`] = MARKER_ATTRIBUTE + id));
+    const remove = markerIds.map((_, i) => `#q${i}`);
+    try {
+      await this.io.doc.send(
+        new UpdateCommand({
+          TableName: this.io.tableName,
+          Key: groupKey(pool, ref),
+          UpdateExpression: `SET l = :listed${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: remove.length ? names : undefined,
+          ExpressionAttributeValues: { ':listed': 1 },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** Lists a group in its pool's directory (idempotent). */
+  async listGroup(pool: PoolId, ref: GroupRef): Promise<void> {
+    await this.io.doc.send(
+      new PutCommand({
+        TableName: this.io.tableName,
+        Item: { ...directoryKey(pool, ref), f: ref.family ?? 0, g: ref.group.toString(16) },
+      }),
+    );
+  }
+
+  /** Deletes a pool's group summaries and its directory (the pool is being deleted). */
+  async deleteSummaries(pool: PoolId): Promise<void> {
+    for await (const ref of this.listedGroups(pool)) {
+      await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: groupKey(pool, ref) }));
+      await this.io.doc.send(
+        new DeleteCommand({ TableName: this.io.tableName, Key: directoryKey(pool, ref) }),
+      );
+    }
+  }
+
+  /** Every group the pool's directory lists (a consistent read). */
+  async *listedGroups(pool: PoolId): AsyncGenerator<GroupRef> {
+    const query = {
+      TableName: this.io.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': directoryKey(pool).pk },
+      ConsistentRead: true,
+    };
+    for await (const item of this.io.pages(query)) {
+      yield { family: item.f === 0 ? undefined : (item.f as 4 | 6), group: BigInt(`0x${String(item.g)}`) };
+    }
+  }
+
+  /**
+   * Writes a pool's counts if they are still at `revision` (absent: the pool has none yet) and the pool is
+   * still the one with `uid`; false when another write came first.
+   */
+  async writeTally(
+    key: ItemKey,
+    uid: string,
+    revision: string | undefined,
+    counts: PoolCounts,
+  ): Promise<boolean> {
+    return this.io.conditional(
+      new UpdateCommand({
+        TableName: this.io.tableName,
+        Key: key,
+        UpdateExpression: 'SET #c = :counts',
+        ConditionExpression:
+          revision === undefined
+            ? '#m.#uid = :uid AND attribute_not_exists(#c)'
+            : '#m.#uid = :uid AND #c.#r = :revision',
+        ExpressionAttributeNames: {
+          '#c': 'counts',
+          '#m': 'metadata',
+          '#uid': 'uid',
+          ...(revision === undefined ? {} : { '#r': 'revision' }),
+        },
+        ExpressionAttributeValues: {
+          ':counts': counts,
+          ':uid': uid,
+          ...(revision === undefined ? {} : { ':revision': revision }),
+        },
+      }),
+    );
+  }
+
+  /** Writes a pool's counts (from the stream function), if the pool is still the one with `uid`. */
+  async setPoolCounts(key: ItemKey, uid: string, counts: PoolCounts): Promise<void> {
+    try {
+      await this.io.doc.send(
+        new UpdateCommand({
+          TableName: this.io.tableName,
+          Key: key,
+          UpdateExpression: 'SET #c = :counts',
+          ConditionExpression: '#m.#uid = :uid',
+          ExpressionAttributeNames: { '#c': 'counts', '#m': 'metadata', '#uid': 'uid' },
+          ExpressionAttributeValues: { ':counts': counts, ':uid': uid },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return; // the pool went: nothing to count
+      throw error;
+    }
+  }
+}
