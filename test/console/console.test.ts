@@ -8,10 +8,12 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { run } from '../../lib/cli/main.ts';
-import { consoleAssets } from '../../lib/console/serve.ts';
+import { startSigningProxy } from '../../lib/cli/proxy.ts';
+import { consoleAssets, serveConsole } from '../../lib/console/serve.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { browserMissing, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { startVerifier, VERIFIER_CREDENTIALS, VERIFIER_REGION } from '../helpers/sigv4-verifier.ts';
 
 const UPDATE_DOCS = process.env.UPDATE_DOCS === '1';
 const SHOTS = 'docs/console';
@@ -402,6 +404,36 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
       expect(await textOf(page.locator('main'))).toMatch(/10\.42\.1\.1.*vpc-main.*VirtualMachine web-01/s);
       expect(await page.getByRole('table').textContent()).toMatch(/Allocated\s*True\s*Allocated/);
       await page.getByRole('link', { name: 'vpc-main-10-42-1-1', exact: false }).first().waitFor();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'works the same through allot ui’s signing proxy, every API call signed',
+    async () => {
+      const verifier = await startVerifier({ forwardTo: allot.url });
+      const proxy = await startSigningProxy({
+        endpoint: verifier.url,
+        port: 0,
+        region: VERIFIER_REGION,
+        credentials: async () => VERIFIER_CREDENTIALS,
+        serve: serveConsole,
+      });
+      const through = await browser.context.newPage();
+      try {
+        await through.goto(`${proxy.url}/#/ns/default/pools/indexpools/asn-pool`);
+        await through.getByRole('heading', { name: /asn-pool/ }).waitFor();
+        await through.getByLabel('Claim name').fill('via-proxy');
+        await through.getByRole('button', { name: 'Claim', exact: true }).click();
+        await poll(() => textOf(through.locator('#claim-result'))).toMatch(/claim\/via-proxy: \d+/);
+        expect(verifier.rejected).toEqual([]);
+        expect(verifier.verified.some((a) => a.method === 'POST' && a.path.endsWith('/claims'))).toBe(true);
+        expect(verifier.verified.some((a) => a.path.includes('/occupancy?'))).toBe(true);
+      } finally {
+        await through.close();
+        await proxy.close();
+        await verifier.close();
+      }
     },
     TIMEOUT,
   );
