@@ -4,7 +4,7 @@
  * made from the CLI showing up by itself. `UPDATE_DOCS=1` also writes the screenshots docs/console.md
  * shows.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { run } from '../../lib/cli/main.ts';
@@ -22,6 +22,19 @@ const TIMEOUT = 90_000;
 if (browserMissing && process.env.CI !== 'true') {
   console.warn(`browser tests skipped: ${browserMissing}`);
 }
+
+describe('docs/console.md', () => {
+  it('shows every screenshot the browser tests take, and each is there', () => {
+    const source = readFileSync('test/console/console.test.ts', 'utf8');
+    const taken = [...source.matchAll(/await shot\('([\w-]+)'/g)].map((m) => m[1]).sort();
+    const shown = [...readFileSync('docs/console.md', 'utf8').matchAll(/\]\(console\/([\w-]+)\.png\)/g)]
+      .map((m) => m[1])
+      .sort();
+    expect(taken.length).toBeGreaterThan(5);
+    expect(shown).toEqual(taken);
+    for (const name of shown) expect(existsSync(`${SHOTS}/${name}.png`), name).toBe(true);
+  });
+});
 
 describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the console in Chromium', () => {
   let allot: LocalAllot;
@@ -49,6 +62,7 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
   async function shot(name: string, target: Page = page) {
     if (!UPDATE_DOCS) return;
     mkdirSync(SHOTS, { recursive: true });
+    await target.evaluate('document.activeElement?.blur()'); // no focus ring in the docs
     await target.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true, animations: 'disabled' });
   }
 

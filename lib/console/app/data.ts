@@ -9,7 +9,12 @@ export interface Entry<T = any> {
   data?: T;
   error?: Status;
   loading: boolean;
+  /** When the last answer came (ms). */
+  at?: number;
 }
+
+/** An answer older than this is shown and asked for again when a page reads it (on navigation). */
+const FRESH_MS = 1000;
 
 const entries = new Map<string, Entry>();
 let readSinceDraw = new Set<string>();
@@ -38,6 +43,8 @@ export function read<T = any>(path: string): Entry<T> {
     entry = { loading: true };
     entries.set(path, entry);
     void fetchInto(path, entry);
+  } else if (!entry.loading && Date.now() - (entry.at ?? 0) > FRESH_MS) {
+    void fetchInto(path, entry);
   }
   return entry as Entry<T>;
 }
@@ -46,6 +53,7 @@ async function fetchInto(path: string, entry: Entry): Promise<void> {
   entry.loading = true;
   const answer = await call('GET', path);
   entry.loading = false;
+  entry.at = Date.now();
   if (answer.status === 200 && !isStatus(answer.body)) {
     entry.data = answer.body;
     entry.error = undefined;
