@@ -142,8 +142,14 @@ export class Summaries {
    * alone, 100 keys a request. A group with no summary is absent from the answer: nothing of it is held.
    */
   async readGroupsBits(pool: PoolId, refs: readonly GroupRef[]): Promise<Map<bigint, Uint8Array>> {
-    const keys: Item[] = refs.map((ref) => groupKey(pool, ref));
-    const byPk = new Map(refs.map((ref, i) => [keys[i]!.pk as string, ref.group]));
+    const byPk = new Map<string, bigint>();
+    const keys: Item[] = [];
+    for (const ref of refs) {
+      const key = groupKey(pool, ref);
+      if (byPk.has(key.pk)) continue; // a batch may not name a key twice (two buckets can share a group)
+      byPk.set(key.pk, ref.group);
+      keys.push(key);
+    }
     const found = new Map<bigint, Uint8Array>();
     for (let start = 0; start < keys.length; start += 100) {
       let pending: Item[] | undefined = keys.slice(start, start + 100);

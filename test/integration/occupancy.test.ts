@@ -194,6 +194,14 @@ describe('the map of a 2^32 index pool', () => {
     // the first and last four groups, read in one batch; two Queries a bucket at most
     const requests = await requestsDuring(allot, () => occupancy('indexpools/spread/occupancy?buckets=2'));
     expect(requests).toEqual(['BatchGetItem', 'GetItem', 'Query', 'Query', 'Query', 'Query']);
+    // buckets that share a group (widths that are no multiple of 4096) read it once, and stay close
+    const shared = await occupancy('indexpools/spread/occupancy?within=0..77823&buckets=2');
+    expect(shared.buckets.map((b) => b.approximate)).toEqual([true, true]);
+    const truth = [10n, 9n]; // values 0, 4096, … 36864 | 40960, … 73728
+    shared.buckets.forEach((bucket, i) => {
+      const error = BigInt(bucket.held) - truth[i]!;
+      expect(error * error, `bucket ${i}: ${bucket.held}`).toBeLessThanOrEqual(4n);
+    });
     // with buckets enough, every used group is read: exact again
     const fine = await occupancy('indexpools/spread/occupancy?buckets=64');
     expect(fine.exact).toBe(true);
