@@ -1,4 +1,8 @@
 /** The console's one way to the API: same-origin JSON calls, answers and Status errors alike as values. */
+import {
+  POOL_KINDS as DOMAIN_POOL_KINDS,
+  type PoolKindInfo as DomainPoolKindInfo,
+} from '../../domain/kinds.ts';
 
 export interface Answer<T = any> {
   status: number;
@@ -43,43 +47,23 @@ function failure(code: number, reason: string, message: string): Status {
   return { kind: 'Status', code, reason, message };
 }
 
-export const API_VERSION = 'pool.networking.metal.ironcore.dev/v1alpha1';
+export { API_VERSION } from '../../domain/kinds.ts';
 
-export interface PoolKindInfo {
-  kind: 'IndexPool' | 'IPAddressPool' | 'IPPrefixPool';
-  resource: 'indexpools' | 'ipaddresspools' | 'ipprefixpools';
-  allocationKind: 'Index' | 'IPAddress' | 'IPPrefix';
-  allocationResource: 'indices' | 'ipaddresses' | 'ipprefixes';
-  valueField: 'index' | 'address' | 'prefix';
+/** The contract's kinds (lib/domain/kinds.ts), with the words the page shows for each. */
+export interface PoolKindInfo extends DomainPoolKindInfo {
   label: string;
 }
 
-export const POOL_KINDS: readonly PoolKindInfo[] = [
-  {
-    kind: 'IndexPool',
-    resource: 'indexpools',
-    allocationKind: 'Index',
-    allocationResource: 'indices',
-    valueField: 'index',
-    label: 'Index',
-  },
-  {
-    kind: 'IPAddressPool',
-    resource: 'ipaddresspools',
-    allocationKind: 'IPAddress',
-    allocationResource: 'ipaddresses',
-    valueField: 'address',
-    label: 'IP address',
-  },
-  {
-    kind: 'IPPrefixPool',
-    resource: 'ipprefixpools',
-    allocationKind: 'IPPrefix',
-    allocationResource: 'ipprefixes',
-    valueField: 'prefix',
-    label: 'IP prefix',
-  },
-];
+const LABELS: Record<DomainPoolKindInfo['kind'], string> = {
+  IndexPool: 'Index',
+  IPAddressPool: 'IP address',
+  IPPrefixPool: 'IP prefix',
+};
+
+export const POOL_KINDS: readonly PoolKindInfo[] = DOMAIN_POOL_KINDS.map((info) => ({
+  ...info,
+  label: LABELS[info.kind],
+}));
 
 export const byResource = (resource: string) =>
   POOL_KINDS.find((info) => info.resource === resource || info.allocationResource === resource);

@@ -1,52 +1,30 @@
 /**
  * What the console needs to know of values without asking: which kind a typed value is, and the
- * deterministic name of the allocation object that holds it (api.md, "Allocation objects").
+ * deterministic name of the allocation object that holds it (api.md, "Allocation objects"), from the
+ * same code the server reads them with (lib/domain, pure).
  */
+import type { AllocationKind } from '../../domain/kinds.ts';
+import { valueKind } from '../../domain/spaces.ts';
+import type { ParsedValue } from '../../domain/values.ts';
 
-export type ValueShape = 'index' | 'address' | 'prefix' | 'text';
+export type ValueShape = AllocationKind | 'text';
 
-export function shapeOf(text: string): ValueShape {
-  if (/^\d+$/.test(text)) return 'index';
-  if (text.includes('/')) return 'prefix';
-  if (/^[\d.]+$/.test(text) && text.split('.').length === 4) return 'address';
-  if (/^[0-9a-f:]+$/i.test(text) && text.includes(':')) return 'address';
-  return 'text';
-}
-
-/** IPv6 text as its eight groups, each four hex digits; undefined when it is not IPv6. */
-function ipv6Groups(text: string): string[] | undefined {
-  const halves = text.toLowerCase().split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const missing = 8 - head.length - tail.length;
-  if (missing < 0 || (halves.length === 1 && missing !== 0)) return undefined;
-  const groups = [...head, ...Array<string>(missing).fill('0'), ...tail];
-  if (!groups.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
-  return groups.map((group) => group.padStart(4, '0'));
-}
-
-function addressPart(address: string): string | undefined {
-  if (address.includes(':')) return ipv6Groups(address)?.join('-');
-  const octets = address.split('.');
-  if (octets.length !== 4 || !octets.every((octet) => /^\d{1,3}$/.test(octet) && Number(octet) < 256))
-    return undefined;
-  return octets.map(Number).join('-');
-}
-
-/** `asn-pool-64512`, `vpc-main-10-42-1-7`, `p-10-0-0-64-26`: the name the server gives an allocation. */
-export function allocationName(pool: string, shape: ValueShape, value: string): string | undefined {
-  if (shape === 'index') return `${pool}-${BigInt(value)}`;
-  if (shape === 'address') {
-    const part = addressPart(value);
-    return part && `${pool}-${part}`;
+/**
+ * What a typed value is, read as the server reads it (lib/domain), canonical: `2001:DB8::1` is
+ * `2001:db8::1`. An index, an address, a prefix, or text (a name or an owner).
+ */
+export function readValue(text: string): { shape: ValueShape; value?: ParsedValue } {
+  for (const kind of ['Index', 'IPAddress', 'IPPrefix'] as const) {
+    const parsed = valueKind(kind).parse(text);
+    if (parsed.ok) return { shape: kind, value: parsed.value };
   }
-  if (shape === 'prefix') {
-    const [address, length] = value.split('/');
-    const part = address === undefined ? undefined : addressPart(address);
-    return part && length !== undefined ? `${pool}-${part}-${length}` : undefined;
-  }
-  return undefined;
+  return { shape: 'text' };
+}
+
+/** `asn-pool-64512`, `vpc-main-10-42-1-7`: the name the server gives the object holding a value. */
+export function allocationName(pool: string, kind: AllocationKind, value: string): string | undefined {
+  const parsed = valueKind(kind).parse(value);
+  return parsed.ok ? valueKind(kind).allocationName(pool, parsed.value) : undefined;
 }
 
 /** A decimal string (a pool's `total`, a bucket's `size`) shortened for people: 94968318 → 95.0M. */

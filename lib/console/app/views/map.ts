@@ -8,7 +8,7 @@ import { nsPath, type PoolKindInfo } from '../api.ts';
 import { read, scheduleDraw } from '../data.ts';
 import { href } from '../router.ts';
 import { errorBox } from '../ui.ts';
-import { allocationName, fraction, percent, shortCount, shapeOf } from '../values.ts';
+import { allocationName, fraction, percent, shortCount } from '../values.ts';
 
 export interface Bucket {
   first: string;
@@ -199,7 +199,7 @@ function pickedValue(options: MapOptions) {
       <button type="button" class="button" @click=${() => options.onClaimValue(value)}>Claim ${value}</button>
     </p>`;
   } else {
-    const name = allocationName(pool, shapeOf(value), value);
+    const name = allocationName(pool, info.allocationKind, value);
     const entry = name ? read(nsPath(ns, info.allocationResource, name)) : undefined;
     const holder = entry?.data;
     body = html`<p>

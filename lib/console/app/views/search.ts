@@ -8,7 +8,7 @@ import { nsPath, POOL_KINDS } from '../api.ts';
 import { read, readAll } from '../data.ts';
 import { href } from '../router.ts';
 import { errorBox } from '../ui.ts';
-import { allocationName, shapeOf } from '../values.ts';
+import { allocationName, readValue } from '../values.ts';
 import { allocationsTable, claimsTable } from './objects.ts';
 import { readPools } from './pools.ts';
 
@@ -28,8 +28,9 @@ export function searchPage(ns: string, q: string) {
       </p>
     </section>`;
   }
-  const shape = shapeOf(query);
-  const needle = canonical(query);
+  const { shape, value } = readValue(query);
+  // A value is compared in its canonical form (2001:DB8::1 is 2001:db8::1), text as typed, lowercased.
+  const needle = value ? value.value : canonical(query);
   const claims = readAll(nsPath(ns, 'claims'));
   const allocationLists = POOL_KINDS.map((info) => ({
     info,
@@ -41,14 +42,8 @@ export function searchPage(ns: string, q: string) {
   const byName = new Map<string, { info: (typeof POOL_KINDS)[number]; object: any }>();
   if (shape !== 'text') {
     for (const { info, pool } of pools) {
-      const fits =
-        shape === 'index'
-          ? info.kind === 'IndexPool'
-          : shape === 'address'
-            ? info.kind === 'IPAddressPool'
-            : info.kind === 'IPPrefixPool';
-      if (!fits) continue;
-      const name = allocationName(pool.metadata.name, shape, query);
+      if (info.allocationKind !== shape) continue;
+      const name = allocationName(pool.metadata.name, shape, needle);
       const entry = name ? read(nsPath(ns, info.allocationResource, name)) : undefined;
       if (entry?.data)
         byName.set(`${info.allocationResource}/${entry.data.metadata.name}`, { info, object: entry.data });
@@ -82,7 +77,7 @@ export function searchPage(ns: string, q: string) {
     ${heading}
     <p role="status">
       ${loading ? 'Searching…' : `${total} ${total === 1 ? 'result' : 'results'} for “${query}”`}
-      ${shape !== 'text' ? html`<span class="muted">(read as ${shape === 'index' ? 'an index' : shape === 'address' ? 'an IP address' : 'an IP prefix'})</span>` : nothing}
+      ${shape !== 'text' ? html`<span class="muted">(read as ${shape === 'Index' ? 'an index' : shape === 'IPAddress' ? 'an IP address' : 'an IP prefix'})</span>` : nothing}
     </p>
     ${claims.error ? errorBox(claims.error) : nothing}
     ${
