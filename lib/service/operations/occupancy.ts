@@ -35,6 +35,8 @@ const SAMPLE = 4;
 /** A map of few buckets may still read this many groups: a small pool is always exact. */
 const MIN_GROUP_BUDGET = 16;
 const GROUP_SIZE = 1n << GROUP_BITS;
+/** Buckets an estimated map samples at once. */
+const PARALLEL_BUCKETS = 32;
 
 interface Held {
   held: bigint;
@@ -143,16 +145,19 @@ async function estimateEach(
   buckets: readonly Bucket[],
 ): Promise<Held[]> {
   const { summaries } = ctx.table;
-  const samples = await Promise.all(
-    buckets.map(async (bucket) => {
-      const range = { first: bucket.first >> GROUP_BITS, last: bucket.last >> GROUP_BITS };
-      const first = await summaries.listedGroupsBetween(pool, family, range, SAMPLE + 1);
-      if (first.length <= SAMPLE) return { groups: first, whole: true };
-      const last = await summaries.listedGroupsBetween(pool, family, range, SAMPLE, true);
-      const lowest = first.slice(0, SAMPLE);
-      return { groups: [...lowest, ...last.filter((g) => g > lowest[SAMPLE - 1]!).reverse()], whole: false };
-    }),
-  );
+  const sample = async (bucket: Bucket) => {
+    const range = { first: bucket.first >> GROUP_BITS, last: bucket.last >> GROUP_BITS };
+    const first = await summaries.listedGroupsBetween(pool, family, range, SAMPLE + 1);
+    if (first.length <= SAMPLE) return { groups: first, whole: true };
+    const last = await summaries.listedGroupsBetween(pool, family, range, SAMPLE, true);
+    const lowest = first.slice(0, SAMPLE);
+    return { groups: [...lowest, ...last.filter((g) => g > lowest[SAMPLE - 1]!).reverse()], whole: false };
+  };
+  // A few buckets at a time: 4096 buckets must not be 8192 Queries in flight at once.
+  const samples: { groups: bigint[]; whole: boolean }[] = [];
+  for (let start = 0; start < buckets.length; start += PARALLEL_BUCKETS) {
+    samples.push(...(await Promise.all(buckets.slice(start, start + PARALLEL_BUCKETS).map(sample))));
+  }
   const bits = await summaries.readGroupsBits(
     pool,
     refsOf(
