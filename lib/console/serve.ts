@@ -18,9 +18,11 @@ export interface ConsoleAssets {
 }
 
 const appDir = fileURLToPath(new URL('./app/', import.meta.url));
+/** Inlined into the page, in this order. */
+const STYLESHEETS = ['style.css', 'map.css'];
 
 async function buildAssets(): Promise<ConsoleAssets> {
-  const [result, css] = await Promise.all([
+  const [result, ...css] = await Promise.all([
     build({
       entryPoints: [`${appDir}main.ts`],
       bundle: true,
@@ -33,7 +35,7 @@ async function buildAssets(): Promise<ConsoleAssets> {
       loader: { '.yaml': 'text' },
       logLevel: 'silent',
     }),
-    readFile(`${appDir}style.css`, 'utf8'),
+    ...STYLESHEETS.map((name) => readFile(`${appDir}${name}`, 'utf8')),
   ]);
   const script = result.outputFiles[0]!.text;
   const html = `<!doctype html>
@@ -44,7 +46,7 @@ async function buildAssets(): Promise<ConsoleAssets> {
 <meta name="color-scheme" content="light dark">
 <title>Allot</title>
 <link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%231f6feb'/%3E%3Crect x='3' y='3' width='5' height='10' fill='%23fff'/%3E%3C/svg%3E">
-<style>${css}</style>
+<style>${css.join('\n')}</style>
 <script type="module" src="${CONSOLE_SCRIPT_PATH}"></script>
 </head>
 <body>
