@@ -66,6 +66,31 @@ export default tseslint.config(
   },
   ...layerRules,
   {
+    // The console is a client of the HTTP API too: its page talks to the API only over HTTP.
+    files: ['lib/console/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/store/*',
+                '**/service/*',
+                '**/http/*',
+                '**/cloud/*',
+                '**/local/*',
+                '**/cli/*',
+                '**/functions/*',
+              ],
+              message: 'lib/console is a client of the HTTP API: it imports no layer of the server.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The CLI talks to the API over HTTP: it needs the domain's vocabulary, nothing of the service.
     files: ['lib/cli/**/*.ts'],
     rules: {

@@ -14,6 +14,7 @@ const allot = await startLocalAllot({ dataDir, port });
 console.log(
   `Allot listening on ${allot.url} (data: ${dataDir === ':memory:' ? 'in memory' : dataDir}; stream: local emulation)`,
 );
+console.log(`Console: ${allot.url}/`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

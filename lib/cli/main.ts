@@ -23,6 +23,7 @@ import {
   type CredentialProvider,
 } from './http.ts';
 import { parseManifests } from './manifests.ts';
+import { runUi } from './ui.ts';
 
 export interface CliIO {
   out(text: string): void;
@@ -33,6 +34,8 @@ export interface CliIO {
   progress?: boolean;
   /** For tests: credentials instead of the AWS chain. */
   credentials?: CredentialProvider;
+  /** For tests: stops a command that serves until interrupted (`ui`). */
+  stopped?: Promise<void>;
 }
 
 export const USAGE = `allot: hands out numbered resources (ASNs, VLANs, IP addresses, prefixes) from pools
@@ -45,6 +48,7 @@ Usage:
               [--owner <kind>/<name>] [--wait]
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
   allot delete <resource> <name> [--cascade]
+  allot ui --endpoint <url> [--port 8001]     the console for a deployed API, on 127.0.0.1, its calls signed
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,
   allocations (all three kinds), indices, ipaddresses, ipprefixes (singular forms work too)
@@ -72,6 +76,7 @@ const OPTIONS = {
   endpoint: { type: 'string' },
   region: { type: 'string' },
   timeout: { type: 'string', default: '30' },
+  port: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -89,6 +94,7 @@ type Options = {
   endpoint?: string;
   region?: string;
   timeout: string;
+  port?: string;
   help: boolean;
 };
 
@@ -124,6 +130,15 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         return await cli.release(args);
       case 'delete':
         return await cli.delete(args);
+      case 'ui':
+        return await runUi({
+          endpoint: options.endpoint ?? io.env.ALLOT_ENDPOINT,
+          port: options.port,
+          region,
+          credentials: io.credentials,
+          out: io.out,
+          stopped: io.stopped,
+        });
       default:
         throw new CliError(`unknown command "${command}"\nRun "allot help" for usage.`, [], 2);
     }

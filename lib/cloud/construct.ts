@@ -118,7 +118,8 @@ const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> =
   api: {
     description: 'Allot HTTP API: pools, allocation objects, claim reads, 404/405',
     timeout: Duration.seconds(10),
-    tableActions: ITEM_ACTIONS,
+    // BatchGetItem: a pool's map reads its group summaries, up to 100 to a request.
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
     queriedIndexes: [ALLOCATIONS_INDEX],
   },
   claim: {

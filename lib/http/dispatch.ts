@@ -13,6 +13,7 @@ import {
 } from '../service/operations/common.ts';
 import { createPool, replacePool, deletePool } from '../service/operations/pools.ts';
 import { createClaim, replaceClaim, deleteClaim } from '../service/operations/claims.ts';
+import { poolOccupancy } from '../service/operations/occupancy.ts';
 import {
   createAllocation,
   replaceAllocation,
@@ -53,6 +54,8 @@ export function operationFor(operation: string, resource: Resource | undefined):
       return (request, ctx) => replaceClaim(withResource(request), ctx);
     case 'deleteClaim':
       return (request, ctx) => deleteClaim(request, ctx);
+    case 'occupancy':
+      return (request, ctx) => poolOccupancy(pool!, request, ctx);
     default:
       throw new Error(`no operation ${operation}`);
   }

@@ -2,7 +2,7 @@
  * The one route table (api.md, "Routes"). The CDK construct adds an HTTP API route per entry, pointing at
  * the entry's function; the local server dispatches from the same array. Plain data.
  */
-import { RESOURCES, type Resource } from '../domain/kinds.ts';
+import { poolInfoByResource, RESOURCES, type Resource } from '../domain/kinds.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -19,7 +19,8 @@ export type OperationName =
   | 'delete'
   | 'createClaim'
   | 'replaceClaim'
-  | 'deleteClaim';
+  | 'deleteClaim'
+  | 'occupancy';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -59,6 +60,18 @@ function resourceRoutes(resource: Resource): Route[] {
       function: claims ? 'release' : 'api',
       resource,
     },
+    // The map of a pool's space (service/operations/occupancy.ts).
+    ...(poolInfoByResource(resource)
+      ? [
+          {
+            method: 'GET',
+            path: `${item}/occupancy`,
+            operation: 'occupancy',
+            function: 'api',
+            resource,
+          } as const,
+        ]
+      : []),
   ];
 }
 

@@ -15,6 +15,7 @@ import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
 import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
 import { LocalStream } from './stream.ts';
+import { serveConsole } from '../console/serve.ts';
 
 export interface LocalAllotOptions {
   /** A folder for the data, or `:memory:`. */
@@ -140,6 +141,8 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     release: createClaimsHandler({ operations: ['release'], context: { table } }),
   };
   const server: Server = createServer((request, response) => {
+    // `GET /` is the console (lib/console), a client of the API below like any other.
+    if (serveConsole(request, response)) return;
     void (async () => {
       let result: APIGatewayProxyStructuredResultV2;
       try {

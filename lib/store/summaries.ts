@@ -3,7 +3,15 @@
  * service/tally.ts), the directory of summarised groups, and the pool's counts.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type BatchGetCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import type { ItemKey, PoolCounts } from '../domain/records.ts';
 import type { TableClient } from './client.ts';
 import { directoryKey, groupKey, type GroupRef, type PoolId } from './keys.ts';
@@ -127,6 +135,66 @@ export class Summaries {
     for await (const item of this.io.pages(query)) {
       yield { family: item.f === 0 ? undefined : (item.f as 4 | 6), group: BigInt(`0x${String(item.g)}`) };
     }
+  }
+
+  /**
+   * The bitmaps of some groups of one family (the occupancy map): eventually consistent, the bits
+   * alone, 100 keys a request. A group with no summary is absent from the answer: nothing of it is held.
+   */
+  async readGroupsBits(pool: PoolId, refs: readonly GroupRef[]): Promise<Map<bigint, Uint8Array>> {
+    const byPk = new Map<string, bigint>();
+    const keys: Item[] = [];
+    for (const ref of refs) {
+      const key = groupKey(pool, ref);
+      if (byPk.has(key.pk)) continue; // a batch may not name a key twice (two buckets can share a group)
+      byPk.set(key.pk, ref.group);
+      keys.push(key);
+    }
+    const found = new Map<bigint, Uint8Array>();
+    for (let start = 0; start < keys.length; start += 100) {
+      let pending: Item[] | undefined = keys.slice(start, start + 100);
+      while (pending && pending.length > 0) {
+        const result: BatchGetCommandOutput = await this.io.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.io.tableName]: { Keys: pending, ProjectionExpression: 'pk, b' } },
+          }),
+        );
+        for (const item of result.Responses?.[this.io.tableName] ?? []) {
+          const group = byPk.get(item.pk as string);
+          if (group !== undefined) found.set(group, summaryOf(item).bits);
+        }
+        pending = result.UnprocessedKeys?.[this.io.tableName]?.Keys as Item[] | undefined;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Groups of one family that the pool's directory lists between two group numbers (inclusive), at
+   * most `limit`, lowest first or (`descending`) highest first: one Query of small items.
+   */
+  async listedGroupsBetween(
+    pool: PoolId,
+    family: 4 | 6 | undefined,
+    range: { first: bigint; last: bigint },
+    limit: number,
+    descending = false,
+  ): Promise<bigint[]> {
+    const result = await this.io.doc.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: {
+          ':pk': directoryKey(pool).pk,
+          ':from': directoryKey(pool, { family, group: range.first }).sk,
+          ':to': directoryKey(pool, { family, group: range.last }).sk,
+        },
+        ProjectionExpression: 'g',
+        Limit: limit,
+        ScanIndexForward: !descending,
+      }),
+    );
+    return (result.Items ?? []).map((item) => BigInt(`0x${String(item.g)}`));
   }
 
   /**

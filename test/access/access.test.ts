@@ -124,6 +124,9 @@ async function workload(ns: string) {
   await ok('GET', 'indexpools/shared');
   await ok('GET', 'ipaddresspools/ips');
   await ok('GET', 'ipprefixpools/pfx');
+  await ok('GET', 'indexpools/shared/occupancy?buckets=4');
+  await ok('GET', 'ipaddresspools/ips/occupancy?within=10.0.0.0/29');
+  await ok('GET', 'ipprefixpools/pfx/occupancy');
   await ok('GET', 'claims/web');
   await ok('GET', 'indices/reserved-for-app');
   await ok('GET', 'ipaddresses/ips-10-0-0-9');
@@ -273,7 +276,8 @@ describe('tenant isolation by namespace', () => {
     const seen = new Set<string>();
     for (const { name, operation, input } of calls()) {
       const where = `${name} ${operation}`;
-      if (!['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'].includes(operation))
+      // A BatchGetItem names each key it reads: the keys are checked below like any other.
+      if (!['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'].includes(operation))
         outside.push(`${where}: an operation that is not scoped by key`);
       if (
         operation === 'Query' &&

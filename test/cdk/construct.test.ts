@@ -327,7 +327,11 @@ describe('permissions', () => {
   ]);
 
   it.each([
-    ['api', { table: sorted(ITEM_ACTIONS), 'index/allocations': ['dynamodb:Query'] }],
+    // BatchGetItem: a pool's map reads its group summaries in batches.
+    [
+      'api',
+      { table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']), 'index/allocations': ['dynamodb:Query'] },
+    ],
     ['claim', { table: sorted(ITEM_ACTIONS) }],
     ['release', { table: sorted(['dynamodb:GetItem', 'dynamodb:DeleteItem']) }],
     [

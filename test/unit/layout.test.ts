@@ -11,7 +11,17 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** Lowest first; cloud and cli stand side by side; local, the composition root, reads the cloud's definitions. */
-const RANK: Record<string, number> = { domain: 0, store: 1, service: 2, http: 3, cloud: 4, cli: 4, local: 5 };
+// The console (a client of the HTTP API, served by cli's `allot ui` and by local) sits below both.
+const RANK: Record<string, number> = {
+  domain: 0,
+  store: 1,
+  service: 2,
+  http: 3,
+  console: 3.5,
+  cloud: 4,
+  cli: 4,
+  local: 5,
+};
 const LAYERS = Object.keys(RANK);
 const rank = (layer: string) => RANK[layer]!;
 

@@ -14,8 +14,8 @@ function concrete(
 const label = (route: Route) => `${route.method} ${route.path}`;
 
 describe('the route table', () => {
-  it('serves healthz, openapi.json and five routes per resource', () => {
-    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length);
+  it('serves healthz, openapi.json, five routes per resource and the map of each pool kind', () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3);
     expect(RESOURCES).toEqual([
       'indexpools',
       'ipaddresspools',
@@ -38,7 +38,7 @@ describe('the route table', () => {
       const collection = `/v1/namespaces/{namespace}/${resource}`;
       const item = `${collection}/{name}`;
       expect(
-        ROUTES.filter((route) => route.resource === resource)
+        ROUTES.filter((route) => route.resource === resource && route.operation !== 'occupancy')
           .map(label)
           .sort(),
       ).toEqual(
@@ -46,6 +46,16 @@ describe('the route table', () => {
       );
     },
   );
+
+  it('serves the occupancy map of each pool kind from the api function', () => {
+    expect(
+      ROUTES.filter((route) => route.operation === 'occupancy').map((r) => `${label(r)} ${r.function}`),
+    ).toEqual(
+      ['indexpools', 'ipaddresspools', 'ipprefixpools'].map(
+        (resource) => `GET /v1/namespaces/{namespace}/${resource}/{name}/occupancy api`,
+      ),
+    );
+  });
 
   it('sends claim writes to the claim function and claim deletes to the release function', () => {
     const claims = ROUTES.filter((route) => route.resource === 'claims');

@@ -1,0 +1,99 @@
+/**
+ * Serves the console: the page and its one script, built from app/ with esbuild's API the first time
+ * they are asked for and kept in memory, so `npm start` and `allot ui` need no build step.
+ */
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+export const CONSOLE_SCRIPT_PATH = '/console.js';
+
+export interface ConsoleAssets {
+  html: string;
+  script: string;
+  /** Page and script gzipped, as a browser receives them compressed (the budget is 150 KB). */
+  gzippedBytes: number;
+}
+
+const appDir = fileURLToPath(new URL('./app/', import.meta.url));
+/** Inlined into the page, in this order. */
+const STYLESHEETS = ['style.css', 'map.css'];
+
+async function buildAssets(): Promise<ConsoleAssets> {
+  const [result, ...css] = await Promise.all([
+    build({
+      entryPoints: [`${appDir}main.ts`],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      target: 'es2022',
+      platform: 'browser',
+      write: false,
+      legalComments: 'none',
+      loader: { '.yaml': 'text' },
+      logLevel: 'silent',
+    }),
+    ...STYLESHEETS.map((name) => readFile(`${appDir}${name}`, 'utf8')),
+  ]);
+  const script = result.outputFiles[0]!.text;
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>Allot</title>
+<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%231f6feb'/%3E%3Crect x='3' y='3' width='5' height='10' fill='%23fff'/%3E%3C/svg%3E">
+<style>${css.join('\n')}</style>
+<script type="module" src="${CONSOLE_SCRIPT_PATH}"></script>
+</head>
+<body>
+<div id="app"><noscript>The Allot console needs JavaScript; the API is at /v1/openapi.json.</noscript></div>
+</body>
+</html>
+`;
+  return { html, script, gzippedBytes: gzipSync(html).length + gzipSync(script).length };
+}
+
+let assets: Promise<ConsoleAssets> | undefined;
+
+/** The console's page and script, built once per process. */
+export function consoleAssets(): Promise<ConsoleAssets> {
+  assets ??= buildAssets().catch((error: unknown) => {
+    assets = undefined; // a failed build is tried again on the next request
+    throw error;
+  });
+  return assets;
+}
+
+/**
+ * Answers the console's own requests (`GET /`, `/index.html`, the script); false for anything else,
+ * which the caller serves (the API).
+ */
+export function serveConsole(request: IncomingMessage, response: ServerResponse): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+  const which =
+    path === '/' || path === '/index.html' ? 'html' : path === CONSOLE_SCRIPT_PATH ? 'script' : undefined;
+  if (!which) return false;
+  consoleAssets().then(
+    (built) => {
+      response.writeHead(200, {
+        'content-type': which === 'html' ? 'text/html; charset=utf-8' : 'text/javascript; charset=utf-8',
+        'cache-control': 'no-cache',
+        // The page loads nothing from elsewhere; say so, so a browser enforces it.
+        'content-security-policy':
+          "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'",
+        'x-content-type-options': 'nosniff',
+      });
+      response.end(request.method === 'HEAD' ? undefined : built[which]);
+    },
+    (error: unknown) => {
+      response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end(`the console could not be built: ${(error as Error).message}`);
+    },
+  );
+  return true;
+}
