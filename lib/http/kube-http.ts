@@ -1,0 +1,65 @@
+/**
+ * What the Kubernetes paths add to an answer of the shared operations (api.md, the Kubernetes paths):
+ * lists carry `kind: <Kind>List`, `apiVersion` and a `resourceVersion`; a GET whose `Accept` asks for a
+ * Table answers one; a PATCH takes a merge patch only, and says what to send instead of what it refuses.
+ */
+import { BadRequestError } from '../domain/errors.ts';
+import { API_VERSION, kindOfResource } from '../domain/kinds.ts';
+import type { Reply } from '../service/operations/common.ts';
+import { includeObjectOf, toTable, wantsTable } from './kube-table.ts';
+import type { Route } from './routes.ts';
+
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const APPLY_PATCH = 'application/apply-patch+yaml';
+
+/** Why a body's content type does not fit the route (415), if it does not. `type` is lowercased, bare. */
+export function bodyTypeProblem(route: Route, type: string): string | undefined {
+  if (route.method === 'PATCH') {
+    if (type === MERGE_PATCH || type === '') return undefined;
+    if (type === APPLY_PATCH)
+      return `server-side apply (${APPLY_PATCH}) is not served; use client-side kubectl apply (without --server-side)`;
+    if (type === 'application/json-patch+json')
+      return `JSON patch is not served; send a merge patch (${MERGE_PATCH}, kubectl patch --type=merge)`;
+    if (type === 'application/strategic-merge-patch+json')
+      return `strategic merge patch is not served; send a merge patch (${MERGE_PATCH}, kubectl patch --type=merge)`;
+    return `content type ${clip(type)} is not supported on PATCH; send ${MERGE_PATCH}`;
+  }
+  if (type === '' || type === 'application/json' || type.endsWith('+json')) return undefined;
+  return `content type ${clip(type)} is not supported; send application/json`;
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+/** A list's resourceVersion: a point in time, opaque; Allot serves no watch to resume from it. */
+const listResourceVersion = (now: Date) => String(now.getTime());
+
+/** The reply for a Kubernetes path: the operation's own, in the shape kubectl reads. */
+export function kubeReply(
+  route: Route,
+  reply: Reply,
+  request: { accept?: string; query: Record<string, string | undefined>; now: Date },
+): Reply {
+  if (!route.resource || reply.statusCode >= 300) return reply;
+  const kind = kindOfResource(route.resource);
+  const isList = route.operation === 'list';
+  const body = reply.body as Record<string, any>;
+  const metadata: Record<string, unknown> = isList
+    ? { ...body.metadata, resourceVersion: listResourceVersion(request.now) }
+    : {};
+  if (route.method === 'GET' && wantsTable(request.accept)) {
+    const include = includeObjectOf(request.query.includeObject);
+    if (include === undefined) throw new BadRequestError('includeObject must be None, Metadata or Object');
+    const objects = isList ? body.items : [body];
+    return {
+      statusCode: 200,
+      body: toTable(route.resource, objects, { now: request.now, include, metadata }),
+    };
+  }
+  if (!isList) return reply;
+  return {
+    statusCode: reply.statusCode,
+    body: { kind: `${kind}List`, apiVersion: API_VERSION, metadata, items: body.items },
+  };
+}
