@@ -23,6 +23,7 @@ import {
   type CredentialProvider,
 } from './http.ts';
 import { parseManifests } from './manifests.ts';
+import { kubeconfigCommand, proxyCommand } from './kube-commands.ts';
 
 export interface CliIO {
   out(text: string): void;
@@ -33,6 +34,8 @@ export interface CliIO {
   progress?: boolean;
   /** For tests: credentials instead of the AWS chain. */
   credentials?: CredentialProvider;
+  /** When a long-running command (`proxy`) stops: by default at SIGINT or SIGTERM. */
+  stop?: Promise<unknown>;
 }
 
 export const USAGE = `allot: hands out numbered resources (ASNs, VLANs, IP addresses, prefixes) from pools
@@ -45,6 +48,8 @@ Usage:
               [--owner <kind>/<name>] [--wait]
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
   allot delete <resource> <name> [--cascade]
+  allot proxy --endpoint <url> [--port 8001]  serve a deployed API on 127.0.0.1, every call signed (for kubectl)
+  allot kubeconfig [--port 8001]              print a kubeconfig: the local server, and allot proxy
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,
   allocations (all three kinds), indices, ipaddresses, ipprefixes (singular forms work too)
@@ -72,6 +77,7 @@ const OPTIONS = {
   endpoint: { type: 'string' },
   region: { type: 'string' },
   timeout: { type: 'string', default: '30' },
+  port: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -89,6 +95,7 @@ type Options = {
   endpoint?: string;
   region?: string;
   timeout: string;
+  port?: string;
   help: boolean;
 };
 
@@ -110,6 +117,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     const endpoint = options.endpoint ?? io.env.ALLOT_ENDPOINT ?? LOCAL_ENDPOINT;
     const region =
       options.region ?? regionOfEndpoint(endpoint) ?? io.env.AWS_REGION ?? io.env.AWS_DEFAULT_REGION;
+    if (command === 'proxy') return await proxyCommand(args, endpoint, region, io, options);
+    if (command === 'kubeconfig') return kubeconfigCommand(args, endpoint, io, options);
     const cli = new Cli(new ApiClient({ endpoint, region, credentials: io.credentials }), io, options);
     switch (command) {
       case 'apply':
