@@ -18,16 +18,25 @@ import { haveKubectl, kubectlFor } from '../kubectl/support.ts';
 const REGION = 'eu-west-1';
 const KEYS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
+type Data = string | ArrayBuffer | ArrayBufferView;
+const bytes = (data: Data) =>
+  typeof data === 'string'
+    ? Buffer.from(data, 'utf8')
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
+
+/** The verifier's own hash, on node:crypto (not the CLI's: the check must not share the signer's code). */
 class Sha256 {
   private hash;
-  constructor(private readonly secret?: string | Uint8Array) {
+  constructor(private readonly secret?: Data) {
     this.hash = this.fresh();
   }
   private fresh() {
-    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', this.secret);
+    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(this.secret));
   }
-  update(data: string | Uint8Array): void {
-    this.hash.update(data);
+  update(data: Data): void {
+    this.hash.update(bytes(data));
   }
   async digest(): Promise<Uint8Array> {
     return new Uint8Array(this.hash.digest());
