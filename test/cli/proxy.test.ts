@@ -179,12 +179,12 @@ describe('the signing proxy', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ metadata: { name: 'c' }, spec: { poolRef: { kind: 'IndexPool', name: 'p' } } }),
     });
-    expect((await claim.json()).status.value).toBe('1');
+    expect(((await claim.json()) as any).status.value).toBe('1');
     const list = await fetch(`${base}/indices?pool=p&limit=5`);
-    expect((await list.json()).items.map((item: any) => item.spec.index)).toEqual([1]);
+    expect(((await list.json()) as any).items.map((item: any) => item.spec.index)).toEqual([1]);
     const missing = await fetch(`${base}/claims/nope`, { method: 'DELETE' });
     expect(missing.status).toBe(404);
-    expect((await missing.json()).reason).toBe('NotFound');
+    expect(((await missing.json()) as any).reason).toBe('NotFound');
     expect(api.verified).toEqual([
       'POST /v1/namespaces/signed/indexpools',
       'POST /v1/namespaces/signed/claims',
