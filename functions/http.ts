@@ -16,7 +16,7 @@ import {
 import { operationFor } from '../lib/http/dispatch.ts';
 import type { OperationRequest, Reply } from '../lib/service/operations/common.ts';
 import { ALL_ROUTES, matchRoute } from '../lib/http/routes.ts';
-import { APPLY_PATCH, bodyTypeProblem, kubeReply } from '../lib/http/kube-http.ts';
+import { APPLY_PATCH, bodyTypeProblem, checkKubeQuery, kubeReply } from '../lib/http/kube-http.ts';
 
 import { lazyContext } from './context.ts';
 import { logger } from './observability.ts';
@@ -135,6 +135,7 @@ export function createHttpHandler(context?: Partial<ClaimContext> | (() => Claim
     const problem = bodyTypeProblem(match.route, event.contentType ?? '');
     if (problem) throw new UnsupportedMediaTypeError(problem);
     const request = { ...event.parsed!, params: match.params };
+    if (match.route.kube) checkKubeQuery(match.route, request.query);
     logger.appendKeys(logKeysOf(event, request, match.route.resource === 'claims'));
     const reply = await operationFor(match.route.operation, match.route.resource)(request, contextOf());
     if (!match.route.kube) return json(reply);

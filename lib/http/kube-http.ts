@@ -32,6 +32,18 @@ function clip(text: string): string {
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
+/**
+ * Refuses what a Kubernetes list may ask and Allot does not serve (400, rather than every object as if
+ * it had been filtered): watches and label or field selectors.
+ */
+export function checkKubeQuery(route: Route, query: Record<string, string | undefined>): void {
+  if (route.operation !== 'list') return;
+  if (query.watch !== undefined && query.watch !== 'false' && query.watch !== '0')
+    throw new BadRequestError('watch is not served; list again instead');
+  for (const selector of ['labelSelector', 'fieldSelector'] as const)
+    if (query[selector]) throw new BadRequestError(`${selector} is not served: a list answers every object`);
+}
+
 /** A list's resourceVersion: a point in time, opaque; Allot serves no watch to resume from it. */
 const listResourceVersion = (now: Date) => String(now.getTime());
 
