@@ -187,7 +187,8 @@ export function toTable(
 
 /** How kubectl writes an age (apimachinery's HumanDuration): `45s`, `3m12s`, `10m`, `5h3m`, `3d4h`, `2y`. */
 export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
+  // Truncated toward zero, as Go converts: -1.5 s is -1 s, "0s".
+  const seconds = Math.trunc(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 120) return `${seconds}s`;
