@@ -141,6 +141,26 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
     expect((await call('GET', 'indexpools/gone')).status).toBe(404);
   });
 
+  it('takes a last-applied annotation up to 64 KiB, any other annotation up to 1024 characters', async () => {
+    const long = 'x'.repeat(5000);
+    const kept = await call('POST', 'indexpools', {
+      ...indexPool('applied', ['1..2']),
+      metadata: {
+        name: 'applied',
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': long },
+      },
+    });
+    expect(kept.status).toBe(201);
+    const refused = await call('POST', 'indexpools', {
+      ...indexPool('other', ['1..2']),
+      metadata: { name: 'other', annotations: { note: long } },
+    });
+    expect(refused.body.details.causes).toEqual([
+      { field: 'metadata.annotations[note]', message: 'must be at most 1024 characters' },
+    ]);
+    expect((await call('DELETE', 'indexpools/applied')).status).toBe(200);
+  });
+
   it('refuses watches and selectors rather than answer unfiltered', async () => {
     for (const query of ['watch=true', 'labelSelector=a%3Db', 'fieldSelector=metadata.name%3Dx'])
       expect((await call('GET', `claims?${query}`)).status, query).toBe(400);

@@ -117,6 +117,25 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     expect(await ok(['apply', '-f', '-'], edited)).toBe(`indexpool.${GROUP}/asn-pool unchanged\n`);
   });
 
+  it('keeps a last-applied annotation longer than other annotations may be (a pool of 100 ranges)', async () => {
+    const ranges = Array.from({ length: 100 }, (_, i) => `    - ${i * 100}..${i * 100 + 50}`);
+    const manifest = [
+      `apiVersion: ${API_VERSION}`,
+      'kind: IndexPool',
+      'metadata: {name: many}',
+      'spec:',
+      '  ranges:',
+      ...ranges,
+    ];
+    expect(await ok(['apply', '-f', '-'], manifest.join('\n'))).toBe(`indexpool.${GROUP}/many created\n`);
+    const pool = parse(await ok(['get', 'indexpool', 'many', '-o', 'yaml']));
+    expect(
+      pool.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'].length,
+    ).toBeGreaterThan(1024);
+    expect(await ok(['apply', '-f', '-'], manifest.join('\n'))).toBe(`indexpool.${GROUP}/many unchanged\n`);
+    await ok(['delete', 'indexpool', 'many']);
+  });
+
   it('shows an object as YAML, the API’s own shape', async () => {
     const claim = parse(await ok(['get', 'claim', 'leaf1-asn', '-o', 'yaml']));
     expect(claim).toMatchObject({
