@@ -86,6 +86,26 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     }
   });
 
+  it('answers the seed’s commands with --server alone, as the done-when of issue 18 runs them', async () => {
+    const bare = await kubectlFor(allot.url, { kubeconfig: false });
+    try {
+      const server = ['--server', allot.url];
+      const value = await bare.run([
+        ...server,
+        'get',
+        'claim',
+        'leaf1-asn',
+        '-o',
+        'jsonpath={.status.value}',
+      ]);
+      expect([value.code, value.stdout, value.stderr]).toEqual([0, '64512', '']);
+      const table = await bare.run([...server, 'get', 'indexpools']);
+      expect(rows(table.stdout)[0]).toEqual(['NAME', 'ALLOCATED', 'AVAILABLE', 'AGE']);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('says unchanged when the same manifests are applied again', async () => {
     expect(await ok(['apply', '-f', 'docs/examples/seed.yaml'])).toBe(
       [

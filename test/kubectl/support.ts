@@ -36,14 +36,19 @@ export interface Kubectl {
   close(): Promise<void>;
 }
 
-/** A kubectl for `server`, in a temp HOME with a kubeconfig made by `allot kubeconfig`. */
-export async function kubectlFor(server: string, cwd = process.cwd()): Promise<Kubectl> {
+/**
+ * A kubectl for `server`, in a temp HOME with a kubeconfig made by `allot kubeconfig` (or none, for
+ * `--server` alone).
+ */
+export async function kubectlFor(server: string, options: { kubeconfig?: boolean } = {}): Promise<Kubectl> {
+  const cwd = process.cwd();
   const home = await mkdtemp(join(tmpdir(), 'allot-kubectl-'));
   const config = join(home, 'kubeconfig');
-  await writeFile(
-    config,
-    `${kubeconfig({ local: server, proxy: 'http://127.0.0.1:8001', namespace: 'default', current: 'allot-local' })}\n`,
-  );
+  if (options.kubeconfig !== false)
+    await writeFile(
+      config,
+      `${kubeconfig({ local: server, proxy: 'http://127.0.0.1:8001', namespace: 'default', current: 'allot-local' })}\n`,
+    );
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: home,
