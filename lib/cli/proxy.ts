@@ -10,6 +10,11 @@ import { signedHeaders, type CredentialProvider } from './http.ts';
 export const DEFAULT_PROXY_PORT = 8001;
 /** Far above the API's own 64 KiB, so the API (not the proxy) answers a body that is too large. */
 const MAX_PROXY_BODY_BYTES = 1024 * 1024;
+/**
+ * The Host names the proxy answers (kubectl proxy's default `--accept-hosts`): a web page whose name an
+ * attacker points at 127.0.0.1 (DNS rebinding) must not reach the API with your credentials.
+ */
+const LOCAL_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/i;
 /** The request headers passed on (and signed); the rest (kubectl's session ids, cookies) stay here. */
 const FORWARDED_HEADERS = ['accept', 'content-type'] as const;
 
@@ -56,6 +61,10 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
   const sign = options.sign ?? base.protocol === 'https:';
 
   async function forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (!LOCAL_HOST.test(request.headers.host ?? '')) {
+      status(response, 403, 'Forbidden', 'the proxy answers requests for 127.0.0.1 and localhost only');
+      return;
+    }
     if (await options.serveLocally?.(request, response)) return;
     const body = await readBody(request);
     if (body === undefined) {

@@ -5,7 +5,7 @@
  * caller's secret and comparing, and then passes it to a local Allot. kubectl goes through it too.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,8 +143,21 @@ afterAll(async () => {
 });
 
 describe('the signing proxy', () => {
-  it('serves on 127.0.0.1', () => {
+  it('serves on 127.0.0.1, and only requests that name it (no DNS rebinding)', async () => {
     expect(new URL(proxy.url).hostname).toBe('127.0.0.1');
+    const withHost = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const { port } = new URL(proxy.url);
+        request({ host: '127.0.0.1', port, path: '/v1/healthz', headers: { host } }, (answer) => {
+          answer.resume();
+          resolve(answer.statusCode ?? 0);
+        })
+          .on('error', reject)
+          .end();
+      });
+    expect(await withHost('attacker.example:8001')).toBe(403);
+    expect(await withHost(`localhost:${new URL(proxy.url).port}`)).toBe(200);
+    expect(await withHost(new URL(proxy.url).host)).toBe(200);
   });
 
   it('is needed: the stand-in refuses an unsigned call and one signed with another secret', async () => {
@@ -168,6 +181,7 @@ describe('the signing proxy', () => {
 
   it('signs reads, writes with a body, queries and deletes, and passes the answers back', async () => {
     const base = `${proxy.url}/v1/namespaces/signed`;
+    const before = api.verified.length;
     const created = await fetch(`${base}/indexpools`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -185,7 +199,7 @@ describe('the signing proxy', () => {
     const missing = await fetch(`${base}/claims/nope`, { method: 'DELETE' });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as any).reason).toBe('NotFound');
-    expect(api.verified).toEqual([
+    expect(api.verified.slice(before)).toEqual([
       'POST /v1/namespaces/signed/indexpools',
       'POST /v1/namespaces/signed/claims',
       'GET /v1/namespaces/signed/indices?pool=p&limit=5',
