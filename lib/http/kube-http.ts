@@ -33,10 +33,15 @@ function clip(text: string): string {
 }
 
 /**
- * Refuses what a Kubernetes list may ask and Allot does not serve (400, rather than every object as if
- * it had been filtered): watches and label or field selectors.
+ * Refuses what a Kubernetes request may ask and Allot does not serve (400), rather than doing something
+ * else: a server-side dry run (`kubectl diff`, `--dry-run=server`) would write for real, a list with a
+ * selector would answer every object as if filtered, and there is no watch.
  */
 export function checkKubeQuery(route: Route, query: Record<string, string | undefined>): void {
+  if (query.dryRun)
+    throw new BadRequestError(
+      'server-side dry run is not served (nothing was written); use --dry-run=client',
+    );
   if (route.operation !== 'list') return;
   if (query.watch !== undefined && query.watch !== 'false' && query.watch !== '0')
     throw new BadRequestError('watch is not served; list again instead');

@@ -192,6 +192,22 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     expect(typo.stderr).toContain('The IndexPool "typo" is invalid: spec.rangez');
   });
 
+  it('refuses a server-side dry run (kubectl diff) and writes nothing', async () => {
+    const result = await kubectl.run([
+      'apply',
+      '--dry-run=server',
+      '-f',
+      'docs/examples/asn-pool-edited.yaml',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('server-side dry run is not served');
+    const diff = await kubectl.run(['diff', '-f', 'docs/examples/seed.yaml']);
+    expect(diff.stderr).toContain('server-side dry run is not served');
+    expect(await ok(['get', 'indexpool', 'asn-pool', '-o', 'jsonpath={.spec.ranges}'])).toBe(
+      '["64512..65000","4200000000..4294967294"]',
+    );
+  });
+
   it('refuses server-side apply with a message that says so', async () => {
     const result = await kubectl.run(['apply', '--server-side', '-f', 'docs/examples/seed.yaml']);
     expect(result.code).toBe(1);
