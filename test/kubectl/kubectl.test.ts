@@ -193,12 +193,8 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
   });
 
   it('refuses a server-side dry run (kubectl diff) and writes nothing', async () => {
-    const result = await kubectl.run([
-      'apply',
-      '--dry-run=server',
-      '-f',
-      'docs/examples/asn-pool-edited.yaml',
-    ]);
+    // The seed's ranges differ from the edited ones the pool has now: kubectl sends a patch.
+    const result = await kubectl.run(['apply', '--dry-run=server', '-f', 'docs/examples/seed.yaml']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('server-side dry run is not served');
     const diff = await kubectl.run(['diff', '-f', 'docs/examples/seed.yaml']);
