@@ -16,7 +16,14 @@ import {
 import { operationFor } from '../lib/http/dispatch.ts';
 import type { OperationRequest, Reply } from '../lib/service/operations/common.ts';
 import { ALL_ROUTES, matchRoute } from '../lib/http/routes.ts';
-import { APPLY_PATCH, bodyTypeProblem, checkKubeQuery, kubeReply } from '../lib/http/kube-http.ts';
+import {
+  APPLY_PATCH,
+  bodyTypeProblem,
+  checkKubeQuery,
+  kubeReply,
+  readAsList,
+  selectedName,
+} from '../lib/http/kube-http.ts';
 
 import { lazyContext } from './context.ts';
 import { logger } from './observability.ts';
@@ -137,8 +144,18 @@ export function createHttpHandler(context?: Partial<ClaimContext> | (() => Claim
     const request = { ...event.parsed!, params: match.params };
     if (match.route.kube) checkKubeQuery(match.route, request.query);
     logger.appendKeys(logKeysOf(event, request, match.route.resource === 'claims'));
-    const reply = await operationFor(match.route.operation, match.route.resource)(request, contextOf());
-    if (!match.route.kube) return json(reply);
+    const { operation, resource, kube } = match.route;
+    const selected = kube && operation === 'list' ? selectedName(request.query) : undefined;
+    const reply =
+      selected === undefined
+        ? await operationFor(operation, resource)(request, contextOf())
+        : await readAsList(() =>
+            operationFor('read', resource)(
+              { ...request, params: { ...request.params, name: selected } },
+              contextOf(),
+            ),
+          );
+    if (!kube) return json(reply);
     return json(
       kubeReply(match.route, reply, {
         accept: headerOf(event, 'accept'),

@@ -3,7 +3,7 @@
  * lists carry `kind: <Kind>List`, `apiVersion` and a `resourceVersion`; a GET whose `Accept` asks for a
  * Table answers one; a PATCH takes a merge patch only, and says what to send instead of what it refuses.
  */
-import { BadRequestError } from '../domain/errors.ts';
+import { BadRequestError, NotFoundError } from '../domain/errors.ts';
 import { API_VERSION, kindOfResource } from '../domain/kinds.ts';
 import type { Reply } from '../service/operations/common.ts';
 import { includeObjectOf, toTable, wantsTable } from './kube-table.ts';
@@ -45,8 +45,32 @@ export function checkKubeQuery(route: Route, query: Record<string, string | unde
   if (route.operation !== 'list') return;
   if (query.watch !== undefined && query.watch !== 'false' && query.watch !== '0')
     throw new BadRequestError('watch is not served; list again instead');
-  for (const selector of ['labelSelector', 'fieldSelector'] as const)
-    if (query[selector]) throw new BadRequestError(`${selector} is not served: a list answers every object`);
+  if (query.labelSelector)
+    throw new BadRequestError('labelSelector is not served: a list answers every object');
+  selectedName(query);
+}
+
+/**
+ * The one field selector served, `metadata.name=<name>` (what `kubectl wait` lists by): the name it
+ * selects. Any other selector is refused (400).
+ */
+export function selectedName(query: Record<string, string | undefined>): string | undefined {
+  const selector = query.fieldSelector;
+  if (!selector) return undefined;
+  const name = /^metadata\.name==?([^,=!]+)$/.exec(selector)?.[1];
+  if (name === undefined)
+    throw new BadRequestError('fieldSelector is not served, but for metadata.name=<name>');
+  return name;
+}
+
+/** A list selected by name: the one object, read, or none. */
+export async function readAsList(read: () => Promise<Reply>): Promise<Reply> {
+  try {
+    return { statusCode: 200, body: { items: [(await read()).body], metadata: {} } };
+  } catch (error) {
+    if (error instanceof NotFoundError) return { statusCode: 200, body: { items: [], metadata: {} } };
+    throw error;
+  }
 }
 
 /** A list's resourceVersion: a point in time, opaque; Allot serves no watch to resume from it. */

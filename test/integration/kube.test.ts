@@ -161,9 +161,13 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
     expect((await call('DELETE', 'indexpools/applied')).status).toBe(200);
   });
 
-  it('refuses watches and selectors rather than answer unfiltered', async () => {
-    for (const query of ['watch=true', 'labelSelector=a%3Db', 'fieldSelector=metadata.name%3Dx'])
+  it('refuses watches and selectors rather than answer unfiltered, but for metadata.name', async () => {
+    for (const query of ['watch=true', 'labelSelector=a%3Db', 'fieldSelector=spec.value%3D1', 'dryRun=All'])
       expect((await call('GET', `claims?${query}`)).status, query).toBe(400);
+    const one = await call('GET', 'claims?fieldSelector=metadata.name%3Dleaf1');
+    expect(one.body).toMatchObject({ kind: 'ClaimList', items: [{ metadata: { name: 'leaf1' } }] });
+    const none = await call('GET', 'claims?fieldSelector=metadata.name%3D%3Dnope');
+    expect(none.body.items).toEqual([]);
   });
 });
 

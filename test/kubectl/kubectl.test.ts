@@ -106,6 +106,12 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     }
   });
 
+  it('waits for a claim’s Allocated condition (kubectl wait lists by metadata.name)', async () => {
+    expect(await ok(['wait', '--for=condition=Allocated', 'claim/leaf1-asn', '--timeout=10s'])).toBe(
+      `claim.${GROUP}/leaf1-asn condition met\n`,
+    );
+  });
+
   it('says unchanged when the same manifests are applied again', async () => {
     expect(await ok(['apply', '-f', 'docs/examples/seed.yaml'])).toBe(
       [
