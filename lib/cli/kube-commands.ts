@@ -47,13 +47,22 @@ export async function proxyCommand(
   const signs = new URL(endpoint).protocol === 'https:';
   if (signs && !region)
     throw new CliError(`cannot tell the region of ${endpoint}; pass --region or set AWS_REGION`);
+  const credentials = io.credentials ?? defaultProvider();
+  if (signs) {
+    // Found now, not at kubectl's first call, so a missing profile is said once, here.
+    try {
+      await credentials();
+    } catch (error) {
+      throw new CliError(`cannot load AWS credentials to sign with: ${(error as Error).message}`);
+    }
+  }
   let proxy;
   try {
     proxy = await startSigningProxy({
       endpoint,
       port: portOf(options.port),
       region: region ?? '',
-      credentials: io.credentials ?? defaultProvider(),
+      credentials,
     });
   } catch (error) {
     throw new CliError(`cannot serve on 127.0.0.1:${portOf(options.port)}: ${(error as Error).message}`);

@@ -266,6 +266,26 @@ describe('allot proxy and allot kubeconfig', () => {
     expect(await running).toBe(0);
   });
 
+  it('says at once when there are no credentials to sign with', async () => {
+    const err: string[] = [];
+    const code = await run(
+      ['proxy', '--endpoint', 'https://abc123.execute-api.eu-west-1.amazonaws.com', '--port', '0'],
+      {
+        out: () => {},
+        err: (line) => err.push(line),
+        readStdin: async () => '',
+        env: {},
+        credentials: async () => {
+          throw new Error('Could not load credentials from any providers');
+        },
+      },
+    );
+    expect([code, err]).toEqual([
+      1,
+      ['error: cannot load AWS credentials to sign with: Could not load credentials from any providers'],
+    ]);
+  });
+
   it('refuses proxy without an endpoint', async () => {
     const err: string[] = [];
     const code = await run(['proxy'], {
