@@ -92,6 +92,20 @@ const CLAIM_COLUMNS: readonly Column[] = [
     description: 'the Allocated condition’s reason',
     cell: (claim) => text(conditionOf(claim, 'Allocated')?.reason),
   },
+  {
+    name: 'Allocation',
+    type: 'string',
+    description: 'status.allocationRef.name: the allocation object that holds the value',
+    priority: 1,
+    cell: (claim) => text(claim.status?.allocationRef?.name),
+  },
+  {
+    name: 'Message',
+    type: 'string',
+    description: 'the Allocated condition’s message',
+    priority: 1,
+    cell: (claim) => text(conditionOf(claim, 'Allocated')?.message),
+  },
   AGE,
 ];
 
@@ -121,6 +135,16 @@ function allocationColumns(valueField: string): readonly Column[] {
       type: 'string',
       description: 'the Valid condition: True while the value is a candidate of its pool',
       cell: (allocation) => text(conditionOf(allocation, 'Valid')?.status),
+    },
+    {
+      name: 'Owner',
+      type: 'string',
+      description: 'spec.owner, as kind/name: who uses the value',
+      priority: 1,
+      cell: (allocation) => {
+        const owner = allocation.spec?.owner;
+        return owner ? `${owner.kind}/${owner.name}` : null;
+      },
     },
     AGE,
   ];

@@ -72,6 +72,9 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     const claims = rows(await ok(['get', 'claims']));
     expect(claims[0]).toEqual(['NAME', 'POOL', 'VALUE', 'ALLOCATED', 'REASON', 'AGE']);
     expect(claims[1]!.slice(0, 5)).toEqual(['leaf1-asn', 'asn-pool', '64512', 'True', 'Allocated']);
+    const wide = rows(await ok(['get', 'claims', '-o', 'wide']));
+    expect(wide[0]).toEqual(['NAME', 'POOL', 'VALUE', 'ALLOCATED', 'REASON', 'ALLOCATION', 'MESSAGE', 'AGE']);
+    expect(wide[1]!.slice(5, 7)).toEqual(['asn-pool-64512', 'holds 64512 of IndexPool asn-pool']);
     const indices = rows(await ok(['get', 'idx']));
     expect(indices[0]).toEqual(['NAME', 'POOL', 'VALUE', 'CLAIM', 'VALID', 'AGE']);
     expect(indices.slice(1).map((row) => row.slice(0, 5))).toEqual([
