@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { applyMergePatch } from '../../lib/domain/merge-patch.ts';
 import { humanDuration, wantsTable } from '../../lib/http/kube-table.ts';
+import { RESOURCES } from '../../lib/domain/kinds.ts';
+import { ALL_ROUTES, KUBE_ROUTES, ROUTES, matchRoute, type Route } from '../../lib/http/routes.ts';
 
 describe('applyMergePatch (RFC 7386)', () => {
   // The RFC's appendix A, case by case.
@@ -81,5 +83,55 @@ describe('wantsTable', () => {
     expect(wantsTable('application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json')).toBe(false);
     expect(wantsTable('application/json')).toBe(false);
     expect(wantsTable(undefined)).toBe(false);
+  });
+});
+
+describe('the Kubernetes routes', () => {
+  const GROUP_VERSION = '/apis/pool.networking.metal.ironcore.dev/v1alpha1';
+  const v1 = ROUTES.filter((route) => route.resource);
+
+  it('serve every /v1 resource route under the group version, to the same operation and function', () => {
+    const twin = (route: Route) =>
+      KUBE_ROUTES.find(
+        (kube) => kube.method === route.method && kube.path === route.path.replace('/v1', GROUP_VERSION),
+      );
+    for (const route of v1)
+      expect(twin(route), `${route.method} ${route.path}`).toMatchObject({
+        operation: route.operation,
+        function: route.function,
+        resource: route.resource,
+        kube: true,
+      });
+  });
+
+  it('add PATCH on every item, claims on the claim function, and six discovery routes', () => {
+    const patches = KUBE_ROUTES.filter((route) => route.method === 'PATCH');
+    expect(patches.map((route) => [route.resource, route.operation, route.function])).toEqual(
+      RESOURCES.map((resource) =>
+        resource === 'claims' ? [resource, 'patchClaim', 'claim'] : [resource, 'patch', 'api'],
+      ),
+    );
+    expect(
+      KUBE_ROUTES.filter((route) => !route.resource).map((route) => `${route.method} ${route.path}`),
+    ).toEqual([
+      'GET /api',
+      'GET /apis',
+      'GET /apis/pool.networking.metal.ironcore.dev',
+      `GET ${GROUP_VERSION}`,
+      'GET /openapi/v3',
+      `GET /openapi/v3${GROUP_VERSION}`,
+    ]);
+    expect(ALL_ROUTES).toEqual([...ROUTES, ...KUBE_ROUTES]);
+  });
+
+  it('leave /v1 without PATCH, as the contract has it', () => {
+    expect(ROUTES.filter((route) => route.method === 'PATCH')).toEqual([]);
+    expect(matchRoute('PATCH', '/v1/namespaces/default/claims/c').allowed).toEqual(['GET', 'PUT', 'DELETE']);
+    expect(matchRoute('POST', `${GROUP_VERSION}/namespaces/default/claims/c`).allowed).toEqual([
+      'GET',
+      'PUT',
+      'DELETE',
+      'PATCH',
+    ]);
   });
 });
