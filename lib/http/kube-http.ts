@@ -1,7 +1,8 @@
 /**
  * What the Kubernetes paths add to an answer of the shared operations (api.md, the Kubernetes paths):
  * lists carry `kind: <Kind>List`, `apiVersion` and a `resourceVersion`; a GET whose `Accept` asks for a
- * Table answers one; a PATCH takes a merge patch only, and says what to send instead of what it refuses.
+ * Table answers one; a PATCH takes a merge patch only, and says what to send instead of what it refuses;
+ * what is not served (dry runs, watches, selectors but `metadata.name`) is refused, never half done.
  */
 import { BadRequestError, NotFoundError } from '../domain/errors.ts';
 import { API_VERSION, kindOfResource } from '../domain/kinds.ts';
@@ -45,8 +46,7 @@ export function checkKubeQuery(route: Route, query: Record<string, string | unde
   if (route.operation !== 'list') return;
   if (query.watch !== undefined && query.watch !== 'false' && query.watch !== '0')
     throw new BadRequestError('watch is not served; list again instead');
-  if (query.labelSelector)
-    throw new BadRequestError('labelSelector is not served: a list answers every object');
+  if (query.labelSelector) throw new BadRequestError('labelSelector is not served; list without it');
   selectedName(query);
 }
 
