@@ -126,7 +126,8 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
     url: `http://127.0.0.1:${port}`,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      // kubectl keeps its connections open; stopping the proxy ends them.
+      server.closeAllConnections();
       await closed;
     },
   };
