@@ -57,21 +57,30 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     );
   });
 
-  it('shows `kubectl get indexpools` with the seed document’s columns', async () => {
+  it('shows `kubectl get indexpools` as the seed document does, once the pool holds three values', async () => {
+    expect(await ok(['apply', '-f', 'docs/examples/spine1-asn.yaml'])).toBe(
+      `claim.${GROUP}/spine1-asn created\n`,
+    );
     await allot.stream?.drained();
     const table = rows(await ok(['get', 'indexpools']));
-    expect(table[0]).toEqual(['NAME', 'ALLOCATED', 'AVAILABLE', 'AGE']);
-    expect(table.slice(1).map((row) => row.slice(0, 3))).toEqual([['asn-pool', '2', 'True']]);
+    expect(table.map((row) => row.slice(0, 3))).toEqual([
+      ['NAME', 'ALLOCATED', 'AVAILABLE'],
+      ['asn-pool', '3', 'True'],
+    ]);
+    expect(table[0]![3]).toBe('AGE');
     expect(table[1]![3]).toMatch(/^\d+s$/);
     const wide = rows(await ok(['get', 'indexpools', '-o', 'wide']));
     expect(wide[0]).toEqual(['NAME', 'ALLOCATED', 'TOTAL', 'FREE', 'AVAILABLE', 'AGE']);
-    expect(wide[1]!.slice(0, 5)).toEqual(['asn-pool', '2', '94968318', '94968316', 'True']);
+    expect(wide[1]!.slice(0, 5)).toEqual(['asn-pool', '3', '94968318', '94968315', 'True']);
   });
 
   it('shows claims and allocation objects in their own columns, by short name too', async () => {
     const claims = rows(await ok(['get', 'claims']));
     expect(claims[0]).toEqual(['NAME', 'POOL', 'VALUE', 'ALLOCATED', 'REASON', 'AGE']);
-    expect(claims[1]!.slice(0, 5)).toEqual(['leaf1-asn', 'asn-pool', '64512', 'True', 'Allocated']);
+    expect(claims.slice(1).map((row) => row.slice(0, 5))).toEqual([
+      ['leaf1-asn', 'asn-pool', '64512', 'True', 'Allocated'],
+      ['spine1-asn', 'asn-pool', '64513', 'True', 'Allocated'],
+    ]);
     const wide = rows(await ok(['get', 'claims', '-o', 'wide']));
     expect(wide[0]).toEqual(['NAME', 'POOL', 'VALUE', 'ALLOCATED', 'REASON', 'ALLOCATION', 'MESSAGE', 'AGE']);
     expect(wide[1]!.slice(5, 7)).toEqual(['asn-pool-64512', 'holds 64512 of IndexPool asn-pool']);
@@ -79,6 +88,7 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     expect(indices[0]).toEqual(['NAME', 'POOL', 'VALUE', 'CLAIM', 'VALID', 'AGE']);
     expect(indices.slice(1).map((row) => row.slice(0, 5))).toEqual([
       ['asn-pool-64512', 'asn-pool', '64512', 'leaf1-asn', 'True'],
+      ['asn-pool-64513', 'asn-pool', '64513', 'spine1-asn', 'True'],
       ['asn-pool-65001', 'asn-pool', '65001', 'leaf1-asn', 'True'],
     ]);
     expect(rows(await ok(['get', 'idxpool']))[1]![0]).toBe('asn-pool');
@@ -175,7 +185,7 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
       status: { value: '64512', allocationRef: { kind: 'Index', name: 'asn-pool-64512' } },
     });
     const list = parse(await ok(['get', 'claims', '-o', 'yaml']));
-    expect(list.items.map((item: any) => item.metadata.name)).toEqual(['leaf1-asn']);
+    expect(list.items.map((item: any) => item.metadata.name)).toEqual(['leaf1-asn', 'spine1-asn']);
   });
 
   it('rejects an invalid manifest, naming the field, and creates nothing', async () => {
