@@ -229,6 +229,14 @@ const query = fc.oneof(
     '?cascade=maybe',
     '?cascade=true',
     '?cascade=',
+    // Kubernetes paths' own: a selected list, a dry run, a watch, a Table's rows.
+    '?fieldSelector=metadata.name%3Dp',
+    '?fieldSelector=metadata.name%3D%25',
+    '?fieldSelector=spec.x%3D1',
+    '?labelSelector=a',
+    '?dryRun=All',
+    '?watch=1',
+    '?includeObject=Nope',
   ),
   fc.string({ maxLength: 20 }).map((text) => `?${encodeURIComponent(text)}=${encodeURIComponent(text)}`),
 );

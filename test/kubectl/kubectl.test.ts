@@ -175,6 +175,13 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     await ok(['delete', 'indexpool', 'many']);
   });
 
+  it('explains a kind’s fields from the OpenAPI v3 document (the request schemas)', async () => {
+    const explained = await ok(['explain', 'indexpool.spec']);
+    expect(explained).toContain(`GROUP:      ${GROUP}`);
+    expect(explained).toContain('ranges\t<[]Object> -required-');
+    expect(explained).toContain('reclaimPolicy');
+  });
+
   it('shows an object as YAML, the API’s own shape', async () => {
     const claim = parse(await ok(['get', 'claim', 'leaf1-asn', '-o', 'yaml']));
     expect(claim).toMatchObject({
