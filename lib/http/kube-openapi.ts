@@ -23,7 +23,10 @@ const KINDS: readonly ObjectKind[] = [
 
 const gvk = (kind: string) => ({ group: KUBE_GROUP, version: KUBE_VERSION, kind });
 
-/** JSON Schema 2020-12 (OpenAPI 3.1) → OpenAPI 3.0: `const` becomes a one-value enum, a `$ref` with siblings an `allOf`. */
+/**
+ * JSON Schema 2020-12 (OpenAPI 3.1) → OpenAPI 3.0: `const` becomes a one-value enum, a `$ref` with
+ * siblings an `allOf`, and "a string or an integer" Kubernetes' int-or-string (what `kubectl explain` names).
+ */
 function toOpenApi30(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(toOpenApi30);
   if (typeof schema !== 'object' || schema === null) return schema;
@@ -37,6 +40,11 @@ function toOpenApi30(schema: unknown): unknown {
   if (typeof out.$ref === 'string' && Object.keys(out).length > 1) {
     const { $ref, ...rest } = out;
     return { ...rest, allOf: [{ $ref }] };
+  }
+  const forms = Array.isArray(out.oneOf) ? (out.oneOf as { type?: string }[]).map((form) => form.type) : [];
+  if (forms.length === 2 && forms.includes('string') && forms.includes('integer')) {
+    const { oneOf, ...rest } = out;
+    return { ...rest, anyOf: oneOf, 'x-kubernetes-int-or-string': true };
   }
   return out;
 }
