@@ -15,7 +15,15 @@ import {
 } from '../lib/domain/errors.ts';
 import { operationFor } from '../lib/http/dispatch.ts';
 import type { OperationRequest, Reply } from '../lib/service/operations/common.ts';
-import { matchRoute, ROUTES } from '../lib/http/routes.ts';
+import { ALL_ROUTES, matchRoute } from '../lib/http/routes.ts';
+import {
+  APPLY_PATCH,
+  bodyTypeProblem,
+  checkKubeQuery,
+  kubeReply,
+  readAsList,
+  selectedName,
+} from '../lib/http/kube-http.ts';
 
 import { lazyContext } from './context.ts';
 import { logger } from './observability.ts';
@@ -25,7 +33,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 
 export { logger };
 
-type Event = APIGatewayProxyEventV2 & { parsed?: OperationRequest };
+/** `parsed`: the request; `contentType`: the body's, bare and lowercased ('' without a body). */
+type Event = APIGatewayProxyEventV2 & { parsed?: OperationRequest; contentType?: string };
 
 /** Rejects bodies over 64 KiB before anything parses them (413). */
 const bodySizeLimitBefore = (request: middy.Request<Event>) => {
@@ -36,7 +45,10 @@ const bodySizeLimitBefore = (request: middy.Request<Event>) => {
     throw new RequestEntityTooLargeError(`the body is over ${MAX_BODY_BYTES} bytes`);
 };
 
-/** JSON bodies only: another content type is 415, malformed JSON is 400 (middy's own parser says 415). */
+/**
+ * JSON bodies only: another content type is 415, malformed JSON is 400 (middy's own parser says 415).
+ * A server-side apply body (YAML) is left for the route to refuse with a message that says so.
+ */
 const jsonBodyBefore = (request: middy.Request<Event>) => {
   const { event } = request;
   const raw = event.body
@@ -47,17 +59,22 @@ const jsonBodyBefore = (request: middy.Request<Event>) => {
   const query: Record<string, string | undefined> = {};
   for (const [key, value] of new URLSearchParams(event.rawQueryString ?? '')) query[key] = value;
   let body: unknown;
+  event.contentType = '';
   if (raw.length > 0) {
     const type = (headerOf(event, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+    event.contentType = type;
+    if (type === APPLY_PATCH) {
+      // not JSON: refused once the route is known
+    } else if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
       throw new UnsupportedMediaTypeError(
         `content type ${clip(type)} is not supported; send application/json`,
       );
-    }
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      throw new BadRequestError('the body is not valid JSON');
+    } else {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        throw new BadRequestError('the body is not valid JSON');
+      }
     }
   }
   event.parsed = { params: {}, query, body };
@@ -113,7 +130,7 @@ export function createHttpHandler(context?: Partial<ClaimContext> | (() => Claim
   const route = async (event: Event): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
     const path = event.rawPath ?? '/';
-    const { match, allowed } = matchRoute(method, path, ROUTES);
+    const { match, allowed } = matchRoute(method, path, ALL_ROUTES);
     if (!match) {
       if (allowed.length > 0) {
         throw new MethodNotAllowedError(
@@ -122,9 +139,30 @@ export function createHttpHandler(context?: Partial<ClaimContext> | (() => Claim
       }
       throw new NotFoundError(`no route for ${clip(path)}`);
     }
+    const problem = bodyTypeProblem(match.route, event.contentType ?? '');
+    if (problem) throw new UnsupportedMediaTypeError(problem);
     const request = { ...event.parsed!, params: match.params };
+    if (match.route.kube) checkKubeQuery(match.route, request.query);
     logger.appendKeys(logKeysOf(event, request, match.route.resource === 'claims'));
-    return json(await operationFor(match.route.operation, match.route.resource)(request, contextOf()));
+    const { operation, resource, kube } = match.route;
+    const selected = kube && operation === 'list' ? selectedName(request.query) : undefined;
+    const reply =
+      selected === undefined
+        ? await operationFor(operation, resource)(request, contextOf())
+        : await readAsList(() =>
+            operationFor('read', resource)(
+              { ...request, params: { ...request.params, name: selected } },
+              contextOf(),
+            ),
+          );
+    if (!kube) return json(reply);
+    return json(
+      kubeReply(match.route, reply, {
+        accept: headerOf(event, 'accept'),
+        query: request.query,
+        now: new Date(),
+      }),
+    );
   };
 
   return middy<Event, APIGatewayProxyStructuredResultV2, Error, Context>(route)

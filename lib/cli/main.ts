@@ -23,6 +23,7 @@ import {
   type CredentialProvider,
 } from './http.ts';
 import { parseManifests } from './manifests.ts';
+import { kubeconfigCommand, proxyCommand } from './kube-commands.ts';
 import { runUi } from './ui.ts';
 
 export interface CliIO {
@@ -34,8 +35,8 @@ export interface CliIO {
   progress?: boolean;
   /** For tests: credentials instead of the AWS chain. */
   credentials?: CredentialProvider;
-  /** For tests: stops a command that serves until interrupted (`ui`). */
-  stopped?: Promise<void>;
+  /** When a command that serves (`proxy`, `ui`) stops: by default at SIGINT or SIGTERM. */
+  stop?: Promise<unknown>;
 }
 
 export const USAGE = `allot: hands out numbered resources (ASNs, VLANs, IP addresses, prefixes) from pools
@@ -49,6 +50,8 @@ Usage:
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
   allot delete <resource> <name> [--cascade]
   allot ui --endpoint <url> [--port 8001]     the console for a deployed API, on 127.0.0.1, its calls signed
+  allot proxy --endpoint <url> [--port 8001]  serve a deployed API on 127.0.0.1, every call signed (for kubectl)
+  allot kubeconfig [--port 8001]              print a kubeconfig: the local server, and allot proxy
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,
   allocations (all three kinds), indices, ipaddresses, ipprefixes (singular forms work too)
@@ -116,6 +119,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     const endpoint = options.endpoint ?? io.env.ALLOT_ENDPOINT ?? LOCAL_ENDPOINT;
     const region =
       options.region ?? regionOfEndpoint(endpoint) ?? io.env.AWS_REGION ?? io.env.AWS_DEFAULT_REGION;
+    if (command === 'proxy') return await proxyCommand(args, endpoint, region, io, options);
+    if (command === 'kubeconfig') return kubeconfigCommand(args, endpoint, io, options);
     const cli = new Cli(new ApiClient({ endpoint, region, credentials: io.credentials }), io, options);
     switch (command) {
       case 'apply':
@@ -137,7 +142,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
           region,
           credentials: io.credentials,
           out: io.out,
-          stopped: io.stopped,
+          stop: io.stop,
         });
       default:
         throw new CliError(`unknown command "${command}"\nRun "allot help" for usage.`, [], 2);

@@ -1,18 +1,23 @@
 /**
  * A signing forwarder on 127.0.0.1, like `kubectl proxy`: requests that come in unsigned go out to a
  * deployed API signed with SigV4 (execute-api) from the standard AWS credential chain, so no browser or
- * local tool ever holds AWS keys and the API stays IAM-only. `allot ui` serves the console through it.
+ * local tool ever holds AWS keys and the API stays IAM-only. One implementation for `allot proxy`
+ * (kubectl) and `allot ui` (which serves the console's page through the `serve` hook).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { regionOfEndpoint, signedHeaders, type CredentialProvider } from './http.ts';
 
+export const DEFAULT_PROXY_PORT = 8001;
+
 export interface SigningProxyOptions {
   /** The deployed API, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com`. */
   endpoint: string;
-  /** The local port; 0 picks a free one. */
-  port: number;
+  /** The local port; 0 picks a free one. Default 8001 (kubectl proxy's). */
+  port?: number;
+  /** Whether to sign (default true); `allot proxy` to a local server's http endpoint passes false. */
+  sign?: boolean;
   /** For signing; default: from the endpoint's host name. */
   region?: string;
   /** Default: the AWS credential chain (environment, profile, SSO, container or instance role). */
@@ -36,8 +41,9 @@ const RETURNED_HEADERS = ['content-type', 'location', 'retry-after'] as const;
 
 export async function startSigningProxy(options: SigningProxyOptions): Promise<SigningProxy> {
   const endpoint = new URL(options.endpoint);
-  const region = options.region ?? regionOfEndpoint(options.endpoint);
-  if (!region) {
+  const sign = options.sign ?? true;
+  const region = options.region || regionOfEndpoint(options.endpoint);
+  if (sign && !region) {
     throw new Error(`cannot tell the region of ${options.endpoint}; pass a region (--region or AWS_REGION)`);
   }
   const credentials = options.credentials ?? defaultProvider();
@@ -77,15 +83,17 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
       if (typeof value === 'string') headers[name] = value;
     }
     const text = body.length > 0 ? body : undefined;
-    let signed: Record<string, string>;
-    try {
-      signed = await signedHeaders({ method, url, headers, body: text }, { region: region!, credentials });
-    } catch (error) {
-      answer(response, 401, 'Unauthorized', `cannot sign the request: ${(error as Error).message}`);
-      return;
+    let sent = headers;
+    if (sign) {
+      try {
+        sent = await signedHeaders({ method, url, headers, body: text }, { region: region!, credentials });
+      } catch (error) {
+        answer(response, 401, 'Unauthorized', `cannot sign the request: ${(error as Error).message}`);
+        return;
+      }
+      delete sent.host; // fetch sets it from the URL
     }
-    delete signed.host; // fetch sets it from the URL
-    const upstream = await fetch(url, { method, headers: signed, body: text, redirect: 'manual' });
+    const upstream = await fetch(url, { method, headers: sent, body: text, redirect: 'manual' });
     const returned: Record<string, string> = {};
     for (const name of RETURNED_HEADERS) {
       const value = upstream.headers.get(name);
@@ -97,7 +105,7 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => resolve());
+    server.listen(options.port ?? DEFAULT_PROXY_PORT, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   origin = `http://127.0.0.1:${port}`;

@@ -16,7 +16,7 @@ export interface UiOptions {
   credentials?: CredentialProvider;
   out(text: string): void;
   /** Resolves when the console should stop (SIGINT or SIGTERM by default). */
-  stopped?: Promise<void>;
+  stop?: Promise<unknown>;
 }
 
 export async function runUi(options: UiOptions): Promise<number> {
@@ -46,7 +46,7 @@ export async function runUi(options: UiOptions): Promise<number> {
   options.out(
     `Allot console on ${proxy.url}/ for ${options.endpoint} (requests signed with SigV4; Ctrl-C stops)`,
   );
-  await (options.stopped ?? interrupted());
+  await (options.stop ?? interrupted());
   await proxy.close();
   return 0;
 }

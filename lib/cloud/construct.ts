@@ -25,7 +25,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CLAIM_REQUESTED, EVENT_SOURCE, RELEASE_REQUESTED } from '../domain/events.ts';
-import { API_FUNCTIONS, ROUTES, type ApiFunctionName } from '../http/routes.ts';
+import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../http/routes.ts';
 import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
 
 import {
@@ -195,7 +195,7 @@ function checkProps(props: AllotServiceProps): void {
 export class AllotService extends Construct {
   /** The one table (key layout: lib/store/table.ts). */
   public readonly table: dynamodb.TableV2;
-  /** The HTTP API: one route per entry of `ROUTES`, and `$default` to the api function. */
+  /** The HTTP API: one route per entry of `ALL_ROUTES` (`/v1` and the Kubernetes paths), and `$default` to the api function. */
   public readonly httpApi: apigw.HttpApi;
   /** The API's `$default` stage, with access logging. */
   public readonly stage: apigw.HttpStage;
@@ -284,7 +284,7 @@ export class AllotService extends Construct {
       defaultIntegration: new HttpLambdaIntegration('DefaultIntegration', functions.api),
       createDefaultStage: false,
     });
-    for (const route of ROUTES) {
+    for (const route of ALL_ROUTES) {
       this.httpApi.addRoutes({
         path: route.path,
         methods: [apigw.HttpMethod[route.method]],

@@ -40,6 +40,12 @@ export const NAME_MAX = 63;
 export const MAP_MAX_ENTRIES = 256;
 export const MAP_KEY_MAX = 253;
 export const MAP_VALUE_MAX = 1024;
+/**
+ * What `kubectl apply` keeps of the manifest it applied: the whole object as JSON, longer than any
+ * other value (Kubernetes allows 256 KiB of annotations); bounded here by the 64 KiB body.
+ */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+export const LAST_APPLIED_MAX = 65536;
 export const REF_STRING_MAX = 253;
 export const RESERVED_MAX = 256;
 export const WITHIN_MAX = 100;
@@ -124,6 +130,19 @@ export const SCHEMAS = {
     propertyNames: { minLength: 1, maxLength: MAP_KEY_MAX },
     additionalProperties: { type: 'string', maxLength: MAP_VALUE_MAX },
   },
+  Annotations: {
+    type: 'object',
+    maxProperties: MAP_MAX_ENTRIES,
+    propertyNames: { minLength: 1, maxLength: MAP_KEY_MAX },
+    properties: {
+      [LAST_APPLIED_ANNOTATION]: {
+        type: 'string',
+        maxLength: LAST_APPLIED_MAX,
+        description: 'kubectl apply’s copy of the manifest it applied; kept like any annotation',
+      },
+    },
+    additionalProperties: { type: 'string', maxLength: MAP_VALUE_MAX },
+  },
   ObjectMeta: {
     type: 'object',
     description: 'name is required on POST; uid, generation and creationTimestamp are set by the server',
@@ -134,7 +153,7 @@ export const SCHEMAS = {
       generation: { type: 'integer', readOnly: true },
       creationTimestamp: timestamp,
       labels: ref('StringMap'),
-      annotations: ref('StringMap'),
+      annotations: ref('Annotations'),
     },
   },
   ReclaimPolicy: {

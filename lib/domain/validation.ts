@@ -11,6 +11,8 @@ import {
   MAP_KEY_MAX,
   MAP_MAX_ENTRIES,
   MAP_VALUE_MAX,
+  LAST_APPLIED_ANNOTATION,
+  LAST_APPLIED_MAX,
   REF_STRING_MAX,
   RESERVED_MAX,
   SCHEMAS,
@@ -84,12 +86,15 @@ function stringMap(value: unknown, field: string, causes: Causes): Record<string
     // Kubernetes key), so it is refused rather than silently dropped.
     else if (key === '__proto__') causes.add(`${field}[${key}]`, 'is a reserved key');
     else if (typeof entry !== 'string') causes.add(`${field}[${key}]`, 'must be a string');
-    else if (entry.length > MAP_VALUE_MAX)
-      causes.add(`${field}[${key}]`, `must be at most ${MAP_VALUE_MAX} characters`);
+    else if (entry.length > valueMax(field, key))
+      causes.add(`${field}[${key}]`, `must be at most ${valueMax(field, key)} characters`);
     else result[key] = entry;
   }
   return result;
 }
+
+const valueMax = (field: string, key: string) =>
+  field === 'metadata.annotations' && key === LAST_APPLIED_ANNOTATION ? LAST_APPLIED_MAX : MAP_VALUE_MAX;
 
 export function clip(text: string, max = 40): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;

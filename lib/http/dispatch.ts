@@ -6,6 +6,14 @@ import { poolInfoByAllocationResource, poolInfoByResource, type Resource } from 
 
 import { buildOpenApi } from './openapi.ts';
 import {
+  apiGroupDocument,
+  apiGroupListDocument,
+  apiResourceListDocument,
+  apiVersionsDocument,
+} from './kube.ts';
+import { kubeGroupOpenApi, kubeOpenApiRoot } from './kube-openapi.ts';
+import { patchOperation } from '../service/operations/patch.ts';
+import {
   type OperationRequest,
   type Operation,
   readObject,
@@ -56,6 +64,26 @@ export function operationFor(operation: string, resource: Resource | undefined):
       return (request, ctx) => deleteClaim(request, ctx);
     case 'occupancy':
       return (request, ctx) => poolOccupancy(pool!, request, ctx);
+    case 'patch':
+      return patchOperation(resource!, operationFor('read', resource), operationFor('replace', resource));
+    case 'patchClaim':
+      return patchOperation(
+        resource!,
+        operationFor('read', resource),
+        operationFor('replaceClaim', resource),
+      );
+    case 'kubeApiVersions':
+      return async () => ({ statusCode: 200, body: apiVersionsDocument() });
+    case 'kubeGroups':
+      return async () => ({ statusCode: 200, body: apiGroupListDocument() });
+    case 'kubeGroup':
+      return async () => ({ statusCode: 200, body: apiGroupDocument() });
+    case 'kubeResources':
+      return async () => ({ statusCode: 200, body: apiResourceListDocument() });
+    case 'kubeOpenApi':
+      return async () => ({ statusCode: 200, body: kubeOpenApiRoot() });
+    case 'kubeOpenApiGroup':
+      return async () => ({ statusCode: 200, body: kubeGroupOpenApi().document });
     default:
       throw new Error(`no operation ${operation}`);
   }

@@ -9,7 +9,7 @@ import {
   poolInfoByAllocationResource,
   type ObjectKind,
 } from '../domain/kinds.ts';
-import { ROUTES, type Route } from './routes.ts';
+import { ROUTES, type Route, type V1OperationName } from './routes.ts';
 import { OCCUPANCY_PARAMETERS, OCCUPANCY_RESPONSE, OCCUPANCY_SCHEMAS } from './openapi-occupancy.ts';
 import { SCHEMAS, type Schema } from '../domain/schemas.ts';
 
@@ -386,7 +386,7 @@ export const ERROR_EXAMPLES: Record<string, Example> = {
   },
 };
 
-const SUCCESS: Record<Route['operation'], number> = {
+const SUCCESS: Record<V1OperationName, number> = {
   healthz: 200,
   openapi: 200,
   list: 200,
@@ -401,7 +401,7 @@ const SUCCESS: Record<Route['operation'], number> = {
 };
 
 /** The errors each operation can answer with, besides 500. */
-const ERRORS: Record<Route['operation'], readonly string[]> = {
+const ERRORS: Record<V1OperationName, readonly string[]> = {
   healthz: [],
   openapi: [],
   list: ['BadRequest'],
@@ -422,7 +422,7 @@ const json = (schema: unknown, examples?: Record<string, unknown>) => ({
 });
 
 function errorResponses(route: Route): Record<string, unknown> {
-  const reasons = [...ERRORS[route.operation]];
+  const reasons = [...ERRORS[route.operation as V1OperationName]];
   if (route.operation === 'delete' && route.resource?.endsWith('pools'))
     reasons.push('BadRequest', 'PoolInUse');
   if (route.resource) reasons.push('MethodNotAllowed');
@@ -511,7 +511,7 @@ function parameters(route: Route): unknown[] {
 
 function operation(route: Route) {
   const kind = route.resource ? kindOfResource(route.resource) : undefined;
-  const success = SUCCESS[route.operation];
+  const success = SUCCESS[route.operation as V1OperationName];
   const responses: Record<string, unknown> = { [success]: successResponse(route, kind) };
   if (route.operation === 'replace' || route.operation === 'replaceClaim') {
     responses['201'] = {

@@ -3,13 +3,15 @@
  * the entry's function; the local server dispatches from the same array. Plain data.
  */
 import { poolInfoByResource, RESOURCES, type Resource } from '../domain/kinds.ts';
+import { KUBE_GROUP, KUBE_PREFIX } from './kube.ts';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The Lambda functions that serve routes: claims have their own, so they scale and alarm apart. */
 export type ApiFunctionName = 'api' | 'claim' | 'release';
 
-export type OperationName =
+/** The operations of the contract's `/v1` routes. */
+export type V1OperationName =
   | 'healthz'
   | 'openapi'
   | 'list'
@@ -22,6 +24,17 @@ export type OperationName =
   | 'deleteClaim'
   | 'occupancy';
 
+export type OperationName =
+  | V1OperationName
+  | 'patch'
+  | 'patchClaim'
+  | 'kubeApiVersions'
+  | 'kubeGroups'
+  | 'kubeGroup'
+  | 'kubeResources'
+  | 'kubeOpenApi'
+  | 'kubeOpenApiGroup';
+
 export interface Route {
   readonly method: HttpMethod;
   /** API Gateway path syntax: `{name}` is a path parameter. */
@@ -30,10 +43,15 @@ export interface Route {
   readonly function: ApiFunctionName;
   /** The resource path a namespaced route serves. */
   readonly resource?: Resource;
+  /**
+   * A Kubernetes path (`/apis/…`): its lists carry `kind` and `apiVersion`, and its GETs answer a
+   * `Table` when the `Accept` header asks for one.
+   */
+  readonly kube?: true;
 }
 
-function resourceRoutes(resource: Resource): Route[] {
-  const collection = `/v1/namespaces/{namespace}/${resource}`;
+function resourceRoutes(resource: Resource, base = '/v1'): Route[] {
+  const collection = `${base}/namespaces/{namespace}/${resource}`;
   const item = `${collection}/{name}`;
   const claims = resource === 'claims';
   return [
@@ -60,8 +78,8 @@ function resourceRoutes(resource: Resource): Route[] {
       function: claims ? 'release' : 'api',
       resource,
     },
-    // The map of a pool's space (service/operations/occupancy.ts).
-    ...(poolInfoByResource(resource)
+    // The map of a pool's space (service/operations/occupancy.ts): a /v1 route, not a Kubernetes one.
+    ...(base === '/v1' && poolInfoByResource(resource)
       ? [
           {
             method: 'GET',
@@ -75,11 +93,46 @@ function resourceRoutes(resource: Resource): Route[] {
   ];
 }
 
+/** The contract's `/v1` routes. */
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/healthz', operation: 'healthz', function: 'api' },
   { method: 'GET', path: '/v1/openapi.json', operation: 'openapi', function: 'api' },
-  ...RESOURCES.flatMap(resourceRoutes),
+  ...RESOURCES.flatMap((resource) => resourceRoutes(resource)),
 ];
+
+/**
+ * The Kubernetes paths (api.md, "Routes"): discovery, OpenAPI v3, and each resource under its group
+ * version with the `/v1` routes' operations and functions, plus PATCH (a merge patch; claims' on the
+ * claim function, which allocates).
+ */
+export const KUBE_ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/api', operation: 'kubeApiVersions', function: 'api', kube: true },
+  { method: 'GET', path: '/apis', operation: 'kubeGroups', function: 'api', kube: true },
+  { method: 'GET', path: `/apis/${KUBE_GROUP}`, operation: 'kubeGroup', function: 'api', kube: true },
+  { method: 'GET', path: KUBE_PREFIX, operation: 'kubeResources', function: 'api', kube: true },
+  { method: 'GET', path: '/openapi/v3', operation: 'kubeOpenApi', function: 'api', kube: true },
+  {
+    method: 'GET',
+    path: `/openapi/v3${KUBE_PREFIX}`,
+    operation: 'kubeOpenApiGroup',
+    function: 'api',
+    kube: true,
+  },
+  ...RESOURCES.flatMap((resource): Route[] => [
+    ...resourceRoutes(resource, KUBE_PREFIX).map((route): Route => ({ ...route, kube: true })),
+    {
+      method: 'PATCH',
+      path: `${KUBE_PREFIX}/namespaces/{namespace}/${resource}/{name}`,
+      operation: resource === 'claims' ? 'patchClaim' : 'patch',
+      function: resource === 'claims' ? 'claim' : 'api',
+      resource,
+      kube: true,
+    },
+  ]),
+];
+
+/** Every route served: what the CDK construct adds to the HTTP API and the handler dispatches from. */
+export const ALL_ROUTES: readonly Route[] = [...ROUTES, ...KUBE_ROUTES];
 
 export const API_FUNCTIONS: readonly ApiFunctionName[] = ['api', 'claim', 'release'];
 
@@ -95,7 +148,7 @@ export interface RouteMatch {
 export function matchRoute(
   method: string,
   path: string,
-  routes: readonly Route[] = ROUTES,
+  routes: readonly Route[] = ALL_ROUTES,
 ): { match?: RouteMatch; allowed: HttpMethod[] } {
   const allowed: HttpMethod[] = [];
   const got = path.split('/');

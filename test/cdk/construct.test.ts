@@ -7,7 +7,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
-import { ROUTES } from '../../lib/http/routes.ts';
+import { ALL_ROUTES, KUBE_ROUTES } from '../../lib/http/routes.ts';
 import { STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
 import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
@@ -190,10 +190,10 @@ describe('HTTP API', () => {
     return FUNCTION_NAMES.find((name) => uri.includes(`"${logicalId(service.functions[name])}"`));
   }
 
-  it('has one route per entry of ROUTES, to its function, plus $default', () => {
+  it('has one route per entry of the route table (/v1 and Kubernetes), to its function, plus $default', () => {
     const actual = routes().map((route) => [route.Properties.RouteKey, functionOf(route)]);
     const expected = [
-      ...ROUTES.map((route) => [`${route.method} ${route.path}`, route.function]),
+      ...ALL_ROUTES.map((route) => [`${route.method} ${route.path}`, route.function]),
       ['$default', 'api'],
     ];
     expect(actual.sort()).toEqual(expected.sort());
@@ -201,14 +201,48 @@ describe('HTTP API', () => {
 
   it('requires IAM authorization on every route, $default included', () => {
     const types = routes().map((route) => [route.Properties.RouteKey, route.Properties.AuthorizationType]);
-    expect(types).toHaveLength(ROUTES.length + 1);
+    expect(types).toHaveLength(ALL_ROUTES.length + 1);
     expect(types.filter(([, type]) => type !== 'AWS_IAM')).toEqual([]);
+  });
+
+  it('serves the Kubernetes paths kubectl calls behind IAM: discovery, OpenAPI v3, and PATCH to its function', () => {
+    const keys = new Map(
+      routes().map((route) => [
+        route.Properties.RouteKey,
+        [route.Properties.AuthorizationType, functionOf(route)],
+      ]),
+    );
+    const group = '/apis/pool.networking.metal.ironcore.dev/v1alpha1';
+    expect(
+      [
+        'GET /api',
+        'GET /apis',
+        `GET ${group}`,
+        'GET /openapi/v3',
+        `GET /openapi/v3${group}`,
+        `GET ${group}/namespaces/{namespace}/indexpools`,
+        `PATCH ${group}/namespaces/{namespace}/indexpools/{name}`,
+        `PATCH ${group}/namespaces/{namespace}/claims/{name}`,
+        `DELETE ${group}/namespaces/{namespace}/claims/{name}`,
+      ].map((key) => [key, keys.get(key)]),
+    ).toEqual([
+      ['GET /api', ['AWS_IAM', 'api']],
+      ['GET /apis', ['AWS_IAM', 'api']],
+      [`GET ${group}`, ['AWS_IAM', 'api']],
+      ['GET /openapi/v3', ['AWS_IAM', 'api']],
+      [`GET /openapi/v3${group}`, ['AWS_IAM', 'api']],
+      [`GET ${group}/namespaces/{namespace}/indexpools`, ['AWS_IAM', 'api']],
+      [`PATCH ${group}/namespaces/{namespace}/indexpools/{name}`, ['AWS_IAM', 'api']],
+      [`PATCH ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'claim']],
+      [`DELETE ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'release']],
+    ]);
+    expect(KUBE_ROUTES.length).toBe(6 + 6 * 7);
   });
 
   it("lets API Gateway invoke each route's function, $default included", () => {
     // The source ARN API Gateway presents: `<api>/<stage>/<method>/<path>`, or `<api>/<stage>/$default`.
     const invocations: [AllotFunctionName, string][] = [
-      ...ROUTES.map((route): [AllotFunctionName, string] => [
+      ...ALL_ROUTES.map((route): [AllotFunctionName, string] => [
         route.function,
         `/$default/${route.method}${route.path}`,
       ]),

@@ -166,7 +166,7 @@ describe('allot ui', () => {
       readStdin: async () => '',
       env: {},
       credentials,
-      stopped,
+      stop: stopped,
     });
     await expect.poll(() => out.length, { timeout: 10_000 }).toBeGreaterThan(0);
     const url = /Allot console on (http:\/\/127\.0\.0\.1:\d+)\//.exec(out[0]!)?.[1];

@@ -1,5 +1,6 @@
 /**
- * Hostile input (issue 5, part 4): fast-check generated requests against every route of lib/http/routes.ts,
+ * Hostile input (issue 5, part 4): fast-check generated requests against every route of lib/http/routes.ts
+ * (the Kubernetes paths too),
  * sent over HTTP to the local server. Every answer is below 500; every error is the contract's Status body
  * with its code; and a rejected request leaves the table as it was (every committed item change is
  * captured by the local store, so even a write that is undone again is seen).
@@ -9,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import type { ItemChange } from '../../lib/local/store.ts';
-import { ROUTES } from '../../lib/http/routes.ts';
+import { ALL_ROUTES } from '../../lib/http/routes.ts';
 import { API_VERSION, claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';
 
@@ -228,13 +229,21 @@ const query = fc.oneof(
     '?cascade=maybe',
     '?cascade=true',
     '?cascade=',
+    // Kubernetes paths' own: a selected list, a dry run, a watch, a Table's rows.
+    '?fieldSelector=metadata.name%3Dp',
+    '?fieldSelector=metadata.name%3D%25',
+    '?fieldSelector=spec.x%3D1',
+    '?labelSelector=a',
+    '?dryRun=All',
+    '?watch=1',
+    '?includeObject=Nope',
   ),
   fc.string({ maxLength: 20 }).map((text) => `?${encodeURIComponent(text)}=${encodeURIComponent(text)}`),
 );
 /** A path made from a route of the table, with hostile parameters, and sometimes a segment more or less. */
 const path = fc
   .record({
-    route: fc.constantFrom(...ROUTES),
+    route: fc.constantFrom(...ALL_ROUTES),
     namespace: pathSegment,
     name: pathSegment,
     mangle: fc.constantFrom(
@@ -351,7 +360,7 @@ describe('hostile requests against every route', () => {
   });
 
   it('reach every route of the table with a body aimed at its resource', async () => {
-    for (const route of ROUTES) {
+    for (const route of ALL_ROUTES) {
       await fc.assert(
         fc.asyncProperty(objectBody, pathSegment, contentType, async (value, name, type) => {
           const request: Sent = {

@@ -30,6 +30,7 @@ import {
   Reply,
   MAX_REPLACE_ATTEMPTS,
   namespaceOf,
+  checkUnchangedSince,
   pathName,
   bodyObject,
   newMetadata,
@@ -236,6 +237,7 @@ export async function replaceAllocation(
   const name = putName(request, info.allocationKind);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
     const current = await findAllocation(ctx, info, namespace, name);
+    checkUnchangedSince(request, () => (current ? allocationObject(current, undefined) : undefined));
     if (!current) return createAllocation(info, request, ctx, name);
     const checked = checkAllocationBody(info, namespace, body, name);
     const causes = new Causes();

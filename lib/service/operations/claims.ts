@@ -31,6 +31,7 @@ import {
   Reply,
   MAX_REPLACE_ATTEMPTS,
   namespaceOf,
+  checkUnchangedSince,
   pathName,
   bodyObject,
   newMetadata,
@@ -198,6 +199,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
   const key = claimKeyOf(namespace, name);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
     const current = await ctx.table.get<ClaimRecord>(key);
+    checkUnchangedSince(request, () => (current?.t === 'claim' ? claimObject(current) : undefined));
     if (current?.t !== 'claim') return createClaim(request, ctx, name);
     const causes = new Causes();
     const was = normalizeSpec(current.spec);

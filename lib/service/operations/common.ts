@@ -17,6 +17,11 @@ export interface OperationRequest {
   params: Record<string, string>;
   query: Record<string, string | undefined>;
   body: unknown;
+  /**
+   * A PATCH's read of the object: the replace goes ahead only while the object is still as read (else
+   * `ChangedSinceRead`, and the PATCH reads again), and never creates one.
+   */
+  unchangedSince?: ApiObject;
 }
 
 export interface Reply {
@@ -27,6 +32,25 @@ export interface Reply {
 export type Operation = (request: OperationRequest, ctx: ClaimContext) => Promise<Reply>;
 
 export const MAX_REPLACE_ATTEMPTS = 5;
+
+/** A PATCH's object changed, or went, between its read and its replace. */
+export class ChangedSinceRead extends Error {
+  override readonly name = 'ChangedSinceRead';
+}
+
+/** What a PATCH compares: everything a replace writes, and the uid (the same object, not a new one). */
+const fingerprint = (object: ApiObject) => {
+  const metadata = (object.metadata ?? {}) as Record<string, unknown>;
+  return JSON.stringify([metadata.uid, metadata.labels, metadata.annotations, object.spec]);
+};
+
+/** For a PATCH's replace: throws ChangedSinceRead unless the object stored now is the one it read. */
+export function checkUnchangedSince(request: OperationRequest, current: () => ApiObject | undefined): void {
+  const read = request.unchangedSince;
+  if (read === undefined) return;
+  const now = current();
+  if (now === undefined || fingerprint(now) !== fingerprint(read)) throw new ChangedSinceRead();
+}
 
 // ---------------------------------------------------------------- request pieces
 

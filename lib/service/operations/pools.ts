@@ -25,6 +25,7 @@ import {
   Reply,
   MAX_REPLACE_ATTEMPTS,
   namespaceOf,
+  checkUnchangedSince,
   pathName,
   bodyObject,
   newMetadata,
@@ -112,6 +113,7 @@ export async function replacePool(
   const key = objectKey(namespace, info.resource, name);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
     const current = await ctx.table.get<PoolRecord>(key);
+    checkUnchangedSince(request, () => (current?.t === 'pool' ? poolObject(current) : undefined));
     if (current?.t !== 'pool')
       return createPool(
         info,

@@ -1,0 +1,116 @@
+/**
+ * Every `$ kubectl …` session of docs/kubectl.md is what the real kubectl prints against Allot: the
+ * page's console blocks are replayed in order against a fresh local server, and compared with
+ * timestamps, uids and ages masked. `UPDATE_DOCS=1 npx vitest run test/kubectl/docs.test.ts` writes the
+ * real output into the page instead.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startTestAllot } from '../helpers/allot.ts';
+import { haveKubectl, kubectlFor, requireKubectl } from './support.ts';
+
+requireKubectl('test/kubectl/docs.test.ts');
+
+const FILE = 'docs/kubectl.md';
+const PROMPT = '$ kubectl ';
+
+interface Session {
+  start: number;
+  end: number;
+  commands: { line: string; argv: string[]; expected: string[] }[];
+}
+
+/** A command line's words, as a shell splits them: single quotes keep spaces and braces, and go. */
+function words(line: string): string[] {
+  const found: string[] = [];
+  let word: string | undefined;
+  let quoted = false;
+  for (const char of line) {
+    if (char === "'") {
+      quoted = !quoted;
+      word ??= '';
+    } else if (char === ' ' && !quoted) {
+      if (word !== undefined) found.push(word);
+      word = undefined;
+    } else word = (word ?? '') + char;
+  }
+  if (word !== undefined) found.push(word);
+  return found;
+}
+
+function sessions(lines: string[]): Session[] {
+  const found: Session[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== '```console') continue;
+    const end = lines.indexOf('```', i + 1);
+    const body = lines.slice(i + 1, end);
+    if (body.some((line) => line.startsWith(PROMPT))) {
+      const commands: Session['commands'] = [];
+      for (const line of body) {
+        if (line.startsWith(PROMPT)) commands.push({ line, argv: words(line).slice(2), expected: [] });
+        else commands.at(-1)?.expected.push(line);
+      }
+      found.push({ start: i + 1, end, commands });
+    }
+    i = end;
+  }
+  return found;
+}
+
+/** What differs from run to run: timestamps, uids, ages in the AGE column. */
+const mask = (text: string) =>
+  text
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uid>')
+    .replace(/ {3}\d+[smhdy](\d+[smh])?$/gm, '   <age>');
+
+describe.runIf(haveKubectl)('docs/kubectl.md shows what kubectl prints', () => {
+  it('has sessions for the seed, tables, apply, validation and the Retain rebind', () => {
+    const text = readFileSync(FILE, 'utf8');
+    for (const command of [
+      '$ kubectl get indexpools',
+      "$ kubectl get claim leaf1-asn -o jsonpath='{.status.value}'",
+      "$ kubectl get claim leaf1-asn -o jsonpath='{.status.allocationRef.name}'",
+      '$ kubectl apply -f docs/examples/invalid.yaml',
+      '$ kubectl delete claim tor9-vlan',
+    ])
+      expect(text).toContain(`\n${command}\n`);
+  });
+
+  it('replays every session', async () => {
+    const lines = readFileSync(FILE, 'utf8').split('\n');
+    const allot = await startTestAllot();
+    const kubectl = await kubectlFor(allot.url);
+    const replaced: string[][] = [];
+    try {
+      for (const session of sessions(lines)) {
+        const block: string[] = [];
+        for (const command of session.commands) {
+          // A reader types slower than the local stream applies effects: wait as they would.
+          await allot.stream?.drained();
+          const result = await kubectl.run(command.argv);
+          const printed =
+            `${result.stdout}${result.stdout && !result.stdout.endsWith('\n') ? '\n' : ''}${result.stderr}`
+              .replace(/\n$/, '')
+              .split('\n')
+              .filter((line, i, all) => line !== '' || all.length > 1);
+          if (!process.env.UPDATE_DOCS)
+            expect(mask(printed.join('\n')), `${FILE}: ${command.line}`).toBe(
+              mask(command.expected.join('\n')),
+            );
+          block.push(command.line, ...printed);
+        }
+        replaced.push(block);
+      }
+    } finally {
+      await kubectl.close();
+      await allot.close();
+    }
+    if (process.env.UPDATE_DOCS) {
+      const blocks = sessions(lines);
+      for (let b = blocks.length - 1; b >= 0; b--)
+        lines.splice(blocks[b]!.start, blocks[b]!.end - blocks[b]!.start, ...replaced[b]!);
+      writeFileSync(FILE, lines.join('\n'));
+    }
+  });
+});
