@@ -78,8 +78,8 @@ function resourceRoutes(resource: Resource, base = '/v1'): Route[] {
       function: claims ? 'release' : 'api',
       resource,
     },
-    // The map of a pool's space (service/operations/occupancy.ts): a /v1 route, not a Kubernetes one.
-    ...(base === '/v1' && poolInfoByResource(resource)
+    // The map of a pool's space (service/operations/occupancy.ts), on /v1 and the Kubernetes paths alike.
+    ...(poolInfoByResource(resource)
       ? [
           {
             method: 'GET',

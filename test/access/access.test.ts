@@ -203,6 +203,7 @@ async function kubeWorkload(ns: string) {
     await ok('GET', `${resource}/${name}`);
     await ok('PUT', `${resource}/${name}`, { metadata: { name }, spec });
     await ok('PATCH', `${resource}/${name}`, labels);
+    if (resource.endsWith('pools')) await ok('GET', `${resource}/${name}/occupancy`);
   }
   await drain();
   for (const [resource, name] of objects.slice(3)) await ok('DELETE', `${resource}/${name}`);

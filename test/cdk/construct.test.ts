@@ -236,7 +236,8 @@ describe('HTTP API', () => {
       [`PATCH ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'claim']],
       [`DELETE ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'release']],
     ]);
-    expect(KUBE_ROUTES.length).toBe(6 + 6 * 7);
+    // Discovery, six routes per resource (PATCH included), and each pool's occupancy map.
+    expect(KUBE_ROUTES.length).toBe(6 + 6 * 7 + 3);
   });
 
   it("lets API Gateway invoke each route's function, $default included", () => {
