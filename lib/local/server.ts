@@ -15,6 +15,12 @@ import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
 import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
 import { LocalStream } from './stream.ts';
+import { StreamJournal } from './journal.ts';
+import { appendFileSync } from 'node:fs';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+
+/** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
+export const DEAD_LETTER_FILE = 'stream-dead-letters.jsonl';
 
 export interface LocalAllotOptions {
   /** A folder for the data, or `:memory:`. */
@@ -122,16 +128,39 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
   let stream: LocalStream | undefined;
+  let journal: StreamJournal | undefined;
   if (options.stream !== false) {
     const streamHandler = createStreamHandler({ table }, { events });
+    // A data folder keeps the stream's records until handled (lib/local/journal.ts); memory keeps none.
+    const opened = options.dataDir === ':memory:' ? undefined : await StreamJournal.open(options.dataDir);
+    journal = opened?.journal;
+    const deadLetters = options.dataDir === ':memory:' ? undefined : join(options.dataDir, DEAD_LETTER_FILE);
     const localStream = new LocalStream({
       handler: (event) => streamHandler(event, fakeContext('allot-stream')),
-      onFailure: (record, error) =>
-        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
+      journal,
+      onFailure: (record, error) => {
+        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? '');
+        // The deployed stack's dead-letter queue: kept for the operator; the repair sweep covers it.
+        if (deadLetters) appendFileSync(deadLetters, `${JSON.stringify(record)}\n`);
+      },
     });
+    store.setWriteAhead((change) =>
+      change.tableName === tableName ? localStream.keep(change) : Promise.resolve(),
+    );
     store.onChange((change) => {
       if (change.tableName === tableName) localStream.push(change);
     });
+    if (opened && opened.pending.length > 0) {
+      const recovered = await localStream.recover(opened.pending, async (keys) => {
+        const { Item } = await client.send(
+          new GetItemCommand({ TableName: tableName, Key: keys as never, ConsistentRead: true }),
+        );
+        return Item as never;
+      });
+      console.error(
+        `stream: ${recovered.replayed} record(s) kept from before the restart delivered, ${recovered.dropped} whose write never landed dropped`,
+      );
+    }
     stream = localStream;
   }
   const httpHandler = createHttpHandler({ table });
@@ -183,6 +212,8 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       server.closeIdleConnections();
       await closed;
       await stream?.stop();
+      store.setWriteAhead(undefined);
+      await journal?.close();
       client.destroy();
       await store.close();
     },
