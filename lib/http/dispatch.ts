@@ -20,6 +20,7 @@ import {
   deleteAllocation,
   listAllocations,
 } from '../service/operations/allocations.ts';
+import { repairNamespace } from '../service/operations/repair.ts';
 export function operationFor(operation: string, resource: Resource | undefined): Operation {
   const pool = resource ? poolInfoByResource(resource) : undefined;
   const allocation = resource ? poolInfoByAllocationResource(resource) : undefined;
@@ -53,6 +54,8 @@ export function operationFor(operation: string, resource: Resource | undefined):
       return (request, ctx) => replaceClaim(withResource(request), ctx);
     case 'deleteClaim':
       return (request, ctx) => deleteClaim(request, ctx);
+    case 'repair':
+      return (request, ctx) => repairNamespace(request, ctx);
     default:
       throw new Error(`no operation ${operation}`);
   }

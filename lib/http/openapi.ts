@@ -11,6 +11,7 @@ import {
 } from '../domain/kinds.ts';
 import { ROUTES, type Route } from './routes.ts';
 import { SCHEMAS, type Schema } from '../domain/schemas.ts';
+import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './openapi-repair.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };
 
@@ -396,6 +397,7 @@ const SUCCESS: Record<Route['operation'], number> = {
   replaceClaim: 200,
   delete: 200,
   deleteClaim: 200,
+  repair: 200,
 };
 
 /** The errors each operation can answer with, besides 500. */
@@ -410,6 +412,7 @@ const ERRORS: Record<Route['operation'], readonly string[]> = {
   replaceClaim: ['BadRequest', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
   delete: ['NotFound'],
   deleteClaim: ['NotFound'],
+  repair: ['BadRequest', 'NotFound'],
 };
 
 const schemaRef = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -447,6 +450,7 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
     return { description: 'the API is up', content: json(schemaRef('Health')) };
   if (route.operation === 'openapi')
     return { description: 'this document', content: json({ type: 'object', description: 'OpenAPI 3.1' }) };
+  if (route.operation === 'repair') return REPAIR_RESPONSE;
   if (route.operation === 'list')
     return {
       description: isAllocation(route.resource!)
@@ -493,6 +497,7 @@ function parameters(route: Route): unknown[] {
       list.push({ name: 'pool', in: 'query', schema: schemaRef('Name'), description: 'only this pool’s' });
     }
   }
+  if (route.operation === 'repair') list.push(REPAIR_DRY_RUN);
   if (route.operation === 'delete' && route.resource?.endsWith('pools')) {
     list.push({
       name: 'cascade',
@@ -517,7 +522,7 @@ function operation(route: Route) {
   Object.assign(responses, errorResponses(route));
   const verb = route.operation.replace(/Claim$/, '');
   const body =
-    route.method === 'POST' || route.method === 'PUT'
+    kind && (route.method === 'POST' || route.method === 'PUT')
       ? {
           requestBody: {
             required: true,
@@ -571,7 +576,7 @@ export function buildOpenApi(): Record<string, unknown> {
     security: [{ sigv4: [] }],
     paths,
     components: {
-      schemas: SCHEMAS,
+      schemas: { ...SCHEMAS, RepairReport: REPAIR_REPORT_SCHEMA },
       examples: examples(),
       securitySchemes: {
         sigv4: {

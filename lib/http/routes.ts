@@ -6,8 +6,11 @@ import { RESOURCES, type Resource } from '../domain/kinds.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-/** The Lambda functions that serve routes: claims have their own, so they scale and alarm apart. */
-export type ApiFunctionName = 'api' | 'claim' | 'release';
+/**
+ * The Lambda functions that serve routes: claims have their own, so they scale and alarm apart; the
+ * repair sweep's, which also runs on a schedule, serves the on-demand sweep.
+ */
+export type ApiFunctionName = 'api' | 'claim' | 'release' | 'repair';
 
 export type OperationName =
   | 'healthz'
@@ -19,7 +22,8 @@ export type OperationName =
   | 'delete'
   | 'createClaim'
   | 'replaceClaim'
-  | 'deleteClaim';
+  | 'deleteClaim'
+  | 'repair';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -66,9 +70,11 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/healthz', operation: 'healthz', function: 'api' },
   { method: 'GET', path: '/v1/openapi.json', operation: 'openapi', function: 'api' },
   ...RESOURCES.flatMap(resourceRoutes),
+  // The repair sweep of one namespace, on demand (`allot repair`); `?dryRun=true` changes nothing.
+  { method: 'POST', path: '/v1/namespaces/{namespace}/repair', operation: 'repair', function: 'repair' },
 ];
 
-export const API_FUNCTIONS: readonly ApiFunctionName[] = ['api', 'claim', 'release'];
+export const API_FUNCTIONS: readonly ApiFunctionName[] = ['api', 'claim', 'release', 'repair'];
 
 export interface RouteMatch {
   readonly route: Route;

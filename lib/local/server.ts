@@ -18,6 +18,7 @@ import { LocalStream } from './stream.ts';
 import { StreamJournal } from './journal.ts';
 import { appendFileSync } from 'node:fs';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { LOCAL_REPAIR_INTERVAL_MS, startRepairLoop, type RepairLoop } from './repairs.ts';
 
 /** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
 export const DEAD_LETTER_FILE = 'stream-dead-letters.jsonl';
@@ -30,6 +31,11 @@ export interface LocalAllotOptions {
   tableName?: string;
   /** Set false to run without the stream emulation (tests that feed the stream function by hand). */
   stream?: boolean;
+  /**
+   * How often the repair sweep runs (lib/local/repairs.ts), also once at start; 0 turns it off. Default:
+   * ALLOT_REPAIR_INTERVAL_MS, or 20 s with a data folder and off for `:memory:` (nothing survives there).
+   */
+  repairIntervalMs?: number;
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
@@ -40,6 +46,8 @@ export interface LocalAllot {
   table: Table;
   store: LocalStore;
   stream?: LocalStream;
+  /** The repair sweep's local schedule, when it runs. */
+  repairs?: RepairLoop;
   /**
    * Where the stream function's events go: `<dataDir>/events.jsonl`, or memory (`events.events`) for
    * `:memory:`.
@@ -199,11 +207,21 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     server.listen(options.port, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const repairIntervalMs =
+    options.repairIntervalMs ??
+    (process.env.ALLOT_REPAIR_INTERVAL_MS !== undefined
+      ? Number(process.env.ALLOT_REPAIR_INTERVAL_MS)
+      : options.dataDir === ':memory:'
+        ? 0
+        : LOCAL_REPAIR_INTERVAL_MS);
+  const repairs =
+    stream && repairIntervalMs > 0 ? startRepairLoop({ table }, repairIntervalMs) : undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     table,
     store,
     stream,
+    repairs,
     events,
     invoke: (functionName, event) =>
       invocable[functionName](event as never, fakeContext(`allot-${functionName}`)),
@@ -211,6 +229,7 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;
+      await repairs?.stop();
       await stream?.stop();
       store.setWriteAhead(undefined);
       await journal?.close();

@@ -197,7 +197,7 @@ describe('the repair sweep', () => {
     expect(await violations(ns, ['r', 'k', 'late'])).toEqual([]);
     expect((await api.get('claims/early')).body.status.conditions[0].reason).toBe('Allocated');
     expect((await api.get('claims/held')).body.status.conditions[0].reason).toBe('Allocated');
-    expect((await allot.table.get(objectKey(ns, 'claims', 'nobody')))?.t).toBeUndefined();
+    expect((await allot.table.get<{ t: string }>(objectKey(ns, 'claims', 'nobody')))?.t).toBeUndefined();
     const kept = (await items(ns)).allocations.find((a) => a.spec.claimRef?.name === 'kept');
     expect(kept?.spec.claimRef).toEqual({ name: 'kept', uid: '' });
 
