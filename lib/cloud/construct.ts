@@ -30,7 +30,12 @@ import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
 
 import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
 
-import { FUNCTION_NAMES, FUNCTION_SETTINGS, type AllotFunctionName, type FunctionSettings } from './functions.ts';
+import {
+  FUNCTION_NAMES,
+  FUNCTION_SETTINGS,
+  type AllotFunctionName,
+  type FunctionSettings,
+} from './functions.ts';
 import { repairsMetric, scheduleRepairs } from './repair.ts';
 
 export type { AllotFunctionName } from './functions.ts';
@@ -98,7 +103,6 @@ export interface AllotServiceProps {
 
 /** CloudWatch namespace of the functions' EMF metrics (functions/observability.ts). */
 export const METRICS_NAMESPACE = 'Allot';
-
 
 /**
  * The stream's event source settings, in one place (aws-solutions-constructs'
@@ -301,7 +305,11 @@ export class AllotService extends Construct {
       });
     }
 
-    this.repairSchedule = scheduleRepairs(this, functions.repair, props.repairInterval ?? Duration.minutes(10));
+    this.repairSchedule = scheduleRepairs(
+      this,
+      functions.repair,
+      props.repairInterval ?? Duration.minutes(10),
+    );
     this.alarms = this.createAlarms(props);
     this.dashboard = this.createDashboard(props.poolUtilisationThreshold ?? 90);
 

@@ -15,7 +15,9 @@ const METRICS_NAMESPACE = 'Allot';
 export function scheduleRepairs(scope: Construct, fn: lambda.IFunction, interval: Duration): events.Rule {
   const minutes = interval.toMinutes({ integral: false });
   if (!Number.isInteger(minutes) || minutes < 1)
-    throw new Error(`AllotService: repairInterval must be a whole number of minutes, not ${interval.toHumanString()}`);
+    throw new Error(
+      `AllotService: repairInterval must be a whole number of minutes, not ${interval.toHumanString()}`,
+    );
   return new events.Rule(scope, 'RepairSchedule', {
     description: `Allot: the repair sweep over every namespace, every ${interval.toHumanString()}`,
     schedule: events.Schedule.rate(interval),

@@ -36,8 +36,7 @@ export interface RecoveredRecord {
 }
 
 export class StreamJournal {
-  private queue: { line: string; sync: boolean; resolve: () => void; reject: (error: Error) => void }[] =
-    [];
+  private queue: { line: string; sync: boolean; resolve: () => void; reject: (error: Error) => void }[] = [];
   private flushing = false;
   private size = 0;
   /** Records not yet done, in journal order (Map keeps insertion order). */

@@ -214,8 +214,7 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       : options.dataDir === ':memory:'
         ? 0
         : LOCAL_REPAIR_INTERVAL_MS);
-  const repairs =
-    stream && repairIntervalMs > 0 ? startRepairLoop({ table }, repairIntervalMs) : undefined;
+  const repairs = stream && repairIntervalMs > 0 ? startRepairLoop({ table }, repairIntervalMs) : undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     table,

@@ -72,8 +72,7 @@ export function streamRecordOf(
   };
 }
 
-const keyOf = (image: Image) =>
-  JSON.stringify([image[TABLE_PARTITION_KEY], image[TABLE_SORT_KEY]]);
+const keyOf = (image: Image) => JSON.stringify([image[TABLE_PARTITION_KEY], image[TABLE_SORT_KEY]]);
 
 /** Whether a journaled record's write landed: the item is now as the record left it. */
 async function landed(

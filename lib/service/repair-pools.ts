@@ -136,14 +136,21 @@ async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: Ite
       if (live.bound) {
         // The claim holds another object: this one is from a race it lost and did not give back.
         if (allocation.origin === 'claim' && olderThanGrace(sweep, allocation))
-          await fix(sweep, 'duplicateAllocation', () => ctx.table.deleteBoundAllocation(key, ref.name, ref.uid));
+          await fix(sweep, 'duplicateAllocation', () =>
+            ctx.table.deleteBoundAllocation(key, ref.name, ref.uid),
+          );
         return;
       }
       // Its handler put the object and never settled the claim (it died, and the record was lost).
       if (handlerMayRun(live)) return;
       await fix(sweep, 'unsettledClaim', async () => {
         forgetClaim(sweep, claimKey);
-        const settled = await settle(ctx, claimKey, live, allocatedOutcome(live, allocation, key, timestamp()));
+        const settled = await settle(
+          ctx,
+          claimKey,
+          live,
+          allocatedOutcome(live, allocation, key, timestamp()),
+        );
         return sameKey(settled?.bound, key);
       });
       return;
@@ -163,7 +170,8 @@ async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: Ite
   }
   if (live) {
     // Offered to a claim that waits: it may bind it now.
-    if (live.bound || live.phase === 'Allocated' || handlerMayRun(live) || !bindable(allocation, live)) return;
+    if (live.bound || live.phase === 'Allocated' || handlerMayRun(live) || !bindable(allocation, live))
+      return;
     if (live.phase !== 'Waiting' && live.phase !== 'Allocating') return;
     await fix(sweep, 'waitingClaim', async () => {
       forgetClaim(sweep, claimKey);
@@ -206,7 +214,10 @@ async function setBit(
     const bits = summary.bits.slice();
     setHeld(bits, offset, held);
     if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [])) {
-      walk.summaries.set(refId(ref), { ref, summary: { ...summary, bits, version: (summary.version ?? 0) + 1 } });
+      walk.summaries.set(refId(ref), {
+        ref,
+        summary: { ...summary, bits, version: (summary.version ?? 0) + 1 },
+      });
       if (!summary.listed) await listGroup(sweep, walk, ref);
       return true;
     }

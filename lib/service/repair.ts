@@ -57,7 +57,6 @@ export {
   type SweepOptions,
 } from './repair-sweep.ts';
 
-
 /** Sweeps one namespace, from where the last run stopped; see the top of the file. */
 export async function sweepNamespace(
   ctx: ClaimContext,

@@ -45,7 +45,10 @@ export class RepairStore {
       new QueryCommand({
         TableName: this.io.tableName,
         KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
-        ExpressionAttributeValues: { ':pk': NAMESPACES_PK, ...(after === undefined ? {} : { ':after': after }) },
+        ExpressionAttributeValues: {
+          ':pk': NAMESPACES_PK,
+          ...(after === undefined ? {} : { ':after': after }),
+        },
         Limit: limit,
       }),
     );
@@ -67,7 +70,9 @@ export class RepairStore {
   }
 
   async clearCursor(namespace: string): Promise<void> {
-    await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: repairCursorKey(namespace) }));
+    await this.io.doc.send(
+      new DeleteCommand({ TableName: this.io.tableName, Key: repairCursorKey(namespace) }),
+    );
   }
 
   /** One page of one claim shard's items, claims and stubs alike, in name order. */
