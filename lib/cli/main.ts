@@ -45,6 +45,7 @@ Usage:
               [--owner <kind>/<name>] [--wait]
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
   allot delete <resource> <name> [--cascade]
+  allot repair [--dry-run]                    sweep the namespace: what lost stream records left behind
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,
   allocations (all three kinds), indices, ipaddresses, ipprefixes (singular forms work too)
@@ -69,6 +70,7 @@ const OPTIONS = {
   reserved: { type: 'string' },
   owner: { type: 'string' },
   cascade: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
   endpoint: { type: 'string' },
   region: { type: 'string' },
   timeout: { type: 'string', default: '30' },
@@ -86,6 +88,7 @@ type Options = {
   reserved?: string;
   owner?: string;
   cascade: boolean;
+  'dry-run': boolean;
   endpoint?: string;
   region?: string;
   timeout: string;
@@ -124,6 +127,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         return await cli.release(args);
       case 'delete':
         return await cli.delete(args);
+      case 'repair':
+        return await cli.repair(args);
       default:
         throw new CliError(`unknown command "${command}"\nRun "allot help" for usage.`, [], 2);
     }
@@ -435,6 +440,40 @@ class Cli {
         ? `${value} stays with ${claim.status.allocationRef?.kind} ${claim.status.allocationRef?.name} (Retain)`
         : `${value} goes back to ${ref.kind} ${ref.name}`;
     this.io.out(`claim/${name} released: ${fate}`);
+    return 0;
+  }
+
+  /** One run of the namespace's repair sweep: a row per kind it found, with what it fixed. */
+  async repair(args: string[]): Promise<number> {
+    if (args.length) throw new CliError('usage: allot repair [-n NAMESPACE] [--dry-run]', [], 2);
+    const dryRun = this.options['dry-run'];
+    const path = `/v1/namespaces/${encodeURIComponent(this.options.namespace)}/repair`;
+    const { body } = await this.expect(this.api.call('POST', `${path}${dryRun ? '?dryRun=true' : ''}`), 200);
+    const found = body.found as Record<string, number>;
+    const fixed = body.fixed as Record<string, number>;
+    const kinds = Object.keys(found).filter((kind) => found[kind]! > 0);
+    const columns: Column[] = [
+      { header: 'KIND', value: (row) => String(row.kind) },
+      { header: 'FOUND', value: (row) => String(row.found) },
+      { header: 'FIXED', value: (row) => String(row.fixed) },
+    ];
+    if (kinds.length > 0)
+      this.io.out(
+        renderTable(
+          columns,
+          kinds.map((kind) => ({ kind, found: found[kind], fixed: fixed[kind] })),
+        ),
+      );
+    const total = kinds.reduce((sum, kind) => sum + found[kind]!, 0);
+    const done = kinds.reduce((sum, kind) => sum + fixed[kind]!, 0);
+    const verdict =
+      total === 0
+        ? 'nothing to repair'
+        : dryRun
+          ? `${total} to repair (dry run: nothing changed)`
+          : `${done} of ${total} repaired`;
+    const rest = body.complete ? '' : '; the sweep stopped at its budget: run it again to go on';
+    this.io.out(`namespace ${body.namespace}: ${verdict} (${body.requests} requests)${rest}`);
     return 0;
   }
 
