@@ -13,11 +13,17 @@ import { createClaimsHandler } from '../../functions/claims-handler.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
+import { ensureTable, localClient, startLocalStore, type Image, type LocalStore } from './store.ts';
 import { LocalStream } from './stream.ts';
 import { StreamJournal } from './journal.ts';
 import { appendFileSync } from 'node:fs';
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { LOCAL_REPAIR_INTERVAL_MS, startRepairLoop, type RepairLoop } from './repairs.ts';
 
 /** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
@@ -125,6 +131,33 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
   };
 }
 
+async function readItem(client: DynamoDBClient, tableName: string, keys: Image): Promise<Image | undefined> {
+  const { Item } = await client.send(
+    new GetItemCommand({ TableName: tableName, Key: keys as never, ConsistentRead: true }),
+  );
+  return Item as Image | undefined;
+}
+
+/**
+ * dynalite writes an item's index entries before the item: a crash in between leaves the entries of a
+ * write that never landed. Writing the intended image and then the current state again (or deleting)
+ * makes dynalite put every index entry of the item back in line with the item.
+ */
+async function mendIndexes(
+  client: DynamoDBClient,
+  tableName: string,
+  record: DynamoDBRecord,
+  current: Image | undefined,
+): Promise<void> {
+  const intended = record.dynamodb!.NewImage as Image | undefined;
+  if (intended) await client.send(new PutItemCommand({ TableName: tableName, Item: intended as never }));
+  if (current) await client.send(new PutItemCommand({ TableName: tableName, Item: current as never }));
+  else
+    await client.send(
+      new DeleteItemCommand({ TableName: tableName, Key: record.dynamodb!.Keys as never }),
+    );
+}
+
 export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
   const store = await startLocalStore({ dataDir: options.dataDir });
   const client = localClient(store.endpoint);
@@ -152,23 +185,23 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
         if (deadLetters) appendFileSync(deadLetters, `${JSON.stringify(record)}\n`);
       },
     });
+    if (opened && opened.pending.length > 0) {
+      // Before the stream is wired: what recovery writes itself is no change to report.
+      const { landed, dropped } = await localStream.sortRecovered(opened.pending, (keys) =>
+        readItem(client, tableName, keys),
+      );
+      for (const { record, current } of dropped) await mendIndexes(client, tableName, record, current);
+      localStream.replay(landed);
+      console.error(
+        `stream: ${landed.length} record(s) kept from before the restart delivered, ${dropped.length} whose write never landed dropped`,
+      );
+    }
     store.setWriteAhead((change) =>
       change.tableName === tableName ? localStream.keep(change) : Promise.resolve(),
     );
     store.onChange((change) => {
       if (change.tableName === tableName) localStream.push(change);
     });
-    if (opened && opened.pending.length > 0) {
-      const recovered = await localStream.recover(opened.pending, async (keys) => {
-        const { Item } = await client.send(
-          new GetItemCommand({ TableName: tableName, Key: keys as never, ConsistentRead: true }),
-        );
-        return Item as never;
-      });
-      console.error(
-        `stream: ${recovered.replayed} record(s) kept from before the restart delivered, ${recovered.dropped} whose write never landed dropped`,
-      );
-    }
     stream = localStream;
   }
   const httpHandler = createHttpHandler({ table });

@@ -74,12 +74,8 @@ export function streamRecordOf(
 
 const keyOf = (image: Image) => JSON.stringify([image[TABLE_PARTITION_KEY], image[TABLE_SORT_KEY]]);
 
-/** Whether a journaled record's write landed: the item is now as the record left it. */
-async function landed(
-  record: DynamoDBRecord,
-  current: (keys: Image) => Promise<Image | undefined>,
-): Promise<boolean> {
-  const now = await current(record.dynamodb!.Keys as Image);
+/** Whether a journaled record's write landed: the item is now (`now`) as the record left it. */
+function landed(record: DynamoDBRecord, now: Image | undefined): boolean {
   const after = record.dynamodb!.NewImage as Image | undefined;
   if (!after) return now === undefined;
   return now !== undefined && canonical(now) === canonical(after);
@@ -182,27 +178,33 @@ export class LocalStream {
   }
 
   /**
-   * Delivers the records a journal kept from before a restart, ahead of any new one, in journal order
-   * (commit order per key). A record whose write may not have landed is delivered only when the item is
-   * now as the record says (`current` reads it); otherwise the write never happened, and it is dropped.
-   * Returns how many were delivered and dropped.
+   * Sorts the records a journal kept from before a restart: a record whose write may not have landed is
+   * kept only when the item is now as the record says (`current` reads it); otherwise its write never
+   * happened, and it is dropped (done in the journal) and returned apart, so the caller can mend what
+   * dynalite wrote of it (its index entries are written before the item).
    */
-  async recover(
+  async sortRecovered(
     records: readonly RecoveredRecord[],
     current: (keys: Image) => Promise<Image | undefined>,
-  ): Promise<{ replayed: number; dropped: number }> {
-    let replayed = 0;
-    const dropped: string[] = [];
+  ): Promise<{ landed: DynamoDBRecord[]; dropped: { record: DynamoDBRecord; current?: Image }[] }> {
+    const kept: DynamoDBRecord[] = [];
+    const dropped: { record: DynamoDBRecord; current?: Image }[] = [];
     for (const { record, committed } of records) {
-      if (!committed && !(await landed(record, current))) {
-        dropped.push(record.dynamodb!.SequenceNumber!);
+      if (committed) {
+        kept.push(record);
         continue;
       }
-      this.enqueue(record);
-      replayed++;
+      const now = await current(record.dynamodb!.Keys as Image);
+      if (landed(record, now)) kept.push(record);
+      else dropped.push({ record, current: now });
     }
-    this.options.journal?.done(dropped);
-    return { replayed, dropped: dropped.length };
+    this.options.journal?.done(dropped.map(({ record }) => record.dynamodb!.SequenceNumber!));
+    return { landed: kept, dropped };
+  }
+
+  /** Delivers recovered records ahead of any new one, in journal order (commit order per key). */
+  replay(records: readonly DynamoDBRecord[]): void {
+    for (const record of records) this.enqueue(record);
   }
 
   private schedule(shard: Shard, delay = this.options.batchWindowMs): void {
