@@ -30,6 +30,7 @@ import {
   handlerMayRun,
   keyText,
   spend,
+  zeroCounts,
   type Sweep,
 } from './repair-sweep.ts';
 
@@ -77,8 +78,23 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
   }
   // The rest of the pool is one unit of work: its groups, counts and waiting claims.
   if (exhausted(sweep)) return false;
-  await checkGroups(sweep, walk);
-  const held = await checkCounts(sweep, walk);
+  let held: Set<bigint> | undefined;
+  if (sweep.recheckMs > 0 && !sweep.dryRun) {
+    // First only look: a disagreement may be a record in flight, which the stream function settles.
+    const look: Sweep = { ...sweep, dryRun: true, found: zeroCounts(), fixed: zeroCounts() };
+    await checkGroups(look, walk);
+    held = await checkCounts(look, walk);
+    sweep.requests = look.requests;
+    if (look.found.summaryBit + look.found.poolCounts > 0) {
+      await new Promise((resolve) => setTimeout(resolve, sweep.recheckMs));
+      Object.assign(walk, { summaries: new Map(), seen: undefined });
+      held = undefined;
+    }
+  }
+  if (!held) {
+    await checkGroups(sweep, walk);
+    held = await checkCounts(sweep, walk);
+  }
   if (held) await checkWaiting(sweep, walk, held);
   return true;
 }

@@ -32,6 +32,8 @@ export type RepairCounts = Record<RepairKind, number>;
 export const REPAIR_GRACE_MS = 2 * HANDLER_DEADLINE_MS;
 /** Requests one run may make in one namespace (a Lambda run of a few seconds). */
 export const REPAIR_BUDGET = 5000;
+/** Longer than the stream function takes on a batch (its event source waits up to 1 s to fill one). */
+export const REPAIR_RECHECK_MS = 2000;
 
 export interface SweepOptions {
   /** Count what is wrong, change nothing (no cursor either). */
@@ -39,6 +41,11 @@ export interface SweepOptions {
   /** Requests this run may make; the sweep stops at the next unit of work past it. */
   budget?: number;
   graceMs?: number;
+  /**
+   * How long to wait before looking again at a pool whose summaries or counts disagree, so a record the
+   * stream function is handling right now is not taken for a lost one (only what persists is fixed).
+   */
+  recheckMs?: number;
   /** Start from the beginning, ignoring a cursor left by an earlier run. */
   restart?: boolean;
 }
@@ -71,6 +78,7 @@ export interface Sweep {
   namespace: string;
   dryRun: boolean;
   graceMs: number;
+  recheckMs: number;
   budget: number;
   requests: number;
   cursor: Cursor;

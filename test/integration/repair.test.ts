@@ -180,7 +180,7 @@ describe('the repair sweep', () => {
     await drain();
     expect((await violations(ns, ['r', 'k', 'late'])).length).toBeGreaterThan(0);
 
-    const { report } = await recordedSweep(ns, { graceMs: 0 });
+    const { report } = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     for (const kind of [
       'orphanedAllocation',
       'summaryBit',
@@ -201,7 +201,7 @@ describe('the repair sweep', () => {
     const kept = (await items(ns)).allocations.find((a) => a.spec.claimRef?.name === 'kept');
     expect(kept?.spec.claimRef).toEqual({ name: 'kept', uid: '' });
 
-    const again = await recordedSweep(ns, { graceMs: 0 });
+    const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     expect(again.report.found).toEqual(none());
     expect(again.writes).toEqual([]);
   });
@@ -221,7 +221,7 @@ describe('the repair sweep', () => {
     expect(dry.report.found.orphanedAllocation).toBe(1);
     expect(dry.report.fixed).toEqual(none());
     expect(dry.writes).toEqual([]);
-    const real = await recordedSweep(ns, { graceMs: 0 });
+    const real = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     expect(real.report.fixed.orphanedAllocation).toBe(1);
     await drain();
     expect(await violations(ns, ['p'])).toEqual([]);
@@ -247,7 +247,7 @@ describe('the repair sweep', () => {
     queue.lose((r) => r.eventName === 'REMOVE');
     const reports: RepairReport[] = [];
     for (let run = 0; run < 50; run++) {
-      const { report, writes } = await recordedSweep(ns, { budget: 40, graceMs: 0 });
+      const { report, writes } = await recordedSweep(ns, { budget: 40, graceMs: 0, recheckMs: 0 });
       reports.push(report);
       const cursor = await allot.table.get(repairCursorKey(ns));
       if (report.complete) {
