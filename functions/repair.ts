@@ -8,12 +8,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { isObject } from '../lib/domain/validation.ts';
 import type { ClaimContext } from '../lib/service/context.ts';
-import {
-  REPAIR_KINDS,
-  sweepAll,
-  type RepairCounts,
-  type RepairReport,
-} from '../lib/service/repair.ts';
+import { REPAIR_KINDS, sweepAll, type RepairCounts, type RepairReport } from '../lib/service/repair.ts';
 import { lazyContext } from './context.ts';
 import { createHttpHandler } from './http.ts';
 import { logger, METRIC, MetricUnit, metrics } from './observability.ts';

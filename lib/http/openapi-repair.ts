@@ -29,7 +29,8 @@ export const REPAIR_REPORT_SCHEMA: Schema = {
 };
 
 export const REPAIR_RESPONSE = {
-  description: 'what one run of the repair sweep found and fixed, by kind; complete false: run again to go on',
+  description:
+    'what one run of the repair sweep found and fixed, by kind; complete false: run again to go on',
   content: { 'application/json': { schema: schemaRef('RepairReport') } },
 };
 

@@ -153,9 +153,7 @@ async function mendIndexes(
   if (intended) await client.send(new PutItemCommand({ TableName: tableName, Item: intended as never }));
   if (current) await client.send(new PutItemCommand({ TableName: tableName, Item: current as never }));
   else
-    await client.send(
-      new DeleteItemCommand({ TableName: tableName, Key: record.dynamodb!.Keys as never }),
-    );
+    await client.send(new DeleteItemCommand({ TableName: tableName, Key: record.dynamodb!.Keys as never }));
 }
 
 export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {

@@ -68,10 +68,15 @@ const drain = () => queue.drain((event) => streamHandler(event), random);
  * The repair sweep over the namespace after the stream lost the records `which` picks (for good, as
  * when they go to the dead-letter queue), past the grace period of the objects they leave behind.
  */
-async function repairAfterLoss(base: string, which: (image: Record<string, any>, eventName: string) => boolean) {
-  expect(queue.lose((record) =>
-    which(unmarshall((record.dynamodb!.NewImage ?? record.dynamodb!.OldImage) as never), record.eventName!),
-  )).toBeGreaterThan(0);
+async function repairAfterLoss(
+  base: string,
+  which: (image: Record<string, any>, eventName: string) => boolean,
+) {
+  expect(
+    queue.lose((record) =>
+      which(unmarshall((record.dynamodb!.NewImage ?? record.dynamodb!.OldImage) as never), record.eventName!),
+    ),
+  ).toBeGreaterThan(0);
   const now = Date.now();
   const clock = vi.spyOn(Date, 'now').mockImplementation(() => now + 60_000);
   try {
@@ -110,7 +115,10 @@ async function workload(ns: string) {
   await drain();
   await ok('POST', 'indexpools', { metadata: { name: 'later' }, spec: { ranges: ['7..9'] } });
   // The pool's creation record is lost: the sweep recounts it and allocates the claim that waits for it.
-  const recounted = await repairAfterLoss(base, (image) => image.t === 'pool' && image.metadata.name === 'later');
+  const recounted = await repairAfterLoss(
+    base,
+    (image) => image.t === 'pool' && image.metadata.name === 'later',
+  );
   expect(recounted.fixed.poolCounts).toBe(1);
   // Pre-provisioned under a custom name (a name item), offered to a claim that does not exist yet.
   const offered = { metadata: { name: 'reserved-for-app', annotations: { [ALLOW_BINDING]: 'true' } } };

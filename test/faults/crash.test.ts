@@ -155,66 +155,62 @@ async function violations(url: string): Promise<string[]> {
 }
 
 describe('a crash of the local server', () => {
-  it(
-    'loses nothing: after SIGKILLs under load and a restart, every invariant holds within 60 s',
-    async () => {
-      let operations = 0;
-      let kills = 0;
-      let replayed = 0;
-      for (let round = 0; round < ROUNDS; round++) {
-        server = await startServer();
-        if (round === 0)
-          for (const pool of POOLS)
-            expect(
-              (
-                await call(server.url, 'PUT', `indexpools/${pool.name}`, {
-                  metadata: { name: pool.name },
-                  spec: { ranges: pool.ranges, reclaimPolicy: pool.reclaimPolicy },
-                })
-              ).status,
-            ).toBeLessThan(300);
-        const stop = { killed: false };
-        const running = load(server.url, stop);
-        await new Promise((resolve) => setTimeout(resolve, 800 + random() * 2200));
-        server.child.kill('SIGKILL');
-        stop.killed = true;
-        kills++;
-        operations += await running;
-        await server.exited;
-        replayed += replayedIn(server.log);
-      }
+  it('loses nothing: after SIGKILLs under load and a restart, every invariant holds within 60 s', async () => {
+    let operations = 0;
+    let kills = 0;
+    let replayed = 0;
+    for (let round = 0; round < ROUNDS; round++) {
       server = await startServer();
-      const restarted = Date.now();
-      let found: string[] = [];
-      for (;;) {
-        found = await violations(server.url);
-        if (process.env.CRASH_DEBUG) console.log(Date.now() - restarted, found.slice(0, 5));
-        if (found.length === 0 || Date.now() - restarted > HEAL_WITHIN_MS) break;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-      const healedMs = Date.now() - restarted;
-      if (found.length > 0 || process.env.CRASH_DEBUG) console.log(server.log.join('').slice(-4000));
+      if (round === 0)
+        for (const pool of POOLS)
+          expect(
+            (
+              await call(server.url, 'PUT', `indexpools/${pool.name}`, {
+                metadata: { name: pool.name },
+                spec: { ranges: pool.ranges, reclaimPolicy: pool.reclaimPolicy },
+              })
+            ).status,
+          ).toBeLessThan(300);
+      const stop = { killed: false };
+      const running = load(server.url, stop);
+      await new Promise((resolve) => setTimeout(resolve, 800 + random() * 2200));
+      server.child.kill('SIGKILL');
+      stop.killed = true;
+      kills++;
+      operations += await running;
+      await server.exited;
       replayed += replayedIn(server.log);
-      const repairs = server.log
-        .join('')
-        .split('\n')
-        .flatMap((line) => [...(/^repair: (.*)$/.exec(line)?.[1] ?? '').matchAll(/(\w+) (\d+)/g)])
-        .reduce((sum, match) => sum + Number(match[2]), 0);
-      recordFigure('crash test', {
-        seed,
-        rounds: ROUNDS,
-        operations,
-        kills,
-        replayedRecords: replayed,
-        repairs,
-        healedMs,
-        violations: found.length,
-      });
-      expect(found).toEqual([]);
-      expect(operations).toBeGreaterThan(ROUNDS * CLIENTS);
-    },
-    150_000,
-  );
+    }
+    server = await startServer();
+    const restarted = Date.now();
+    let found: string[] = [];
+    for (;;) {
+      found = await violations(server.url);
+      if (process.env.CRASH_DEBUG) console.log(Date.now() - restarted, found.slice(0, 5));
+      if (found.length === 0 || Date.now() - restarted > HEAL_WITHIN_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    const healedMs = Date.now() - restarted;
+    if (found.length > 0 || process.env.CRASH_DEBUG) console.log(server.log.join('').slice(-4000));
+    replayed += replayedIn(server.log);
+    const repairs = server.log
+      .join('')
+      .split('\n')
+      .flatMap((line) => [...(/^repair: (.*)$/.exec(line)?.[1] ?? '').matchAll(/(\w+) (\d+)/g)])
+      .reduce((sum, match) => sum + Number(match[2]), 0);
+    recordFigure('crash test', {
+      seed,
+      rounds: ROUNDS,
+      operations,
+      kills,
+      replayedRecords: replayed,
+      repairs,
+      healedMs,
+      violations: found.length,
+    });
+    expect(found).toEqual([]);
+    expect(operations).toBeGreaterThan(ROUNDS * CLIENTS);
+  }, 150_000);
 });
 
 /** How many records a start delivered from the journal (its log line). */

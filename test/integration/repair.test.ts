@@ -44,7 +44,11 @@ async function recordedSweep(namespace: string, options: Parameters<typeof sweep
   recorder.record = true;
   const sdk = faultyClient(allot.store.endpoint, recorder);
   try {
-    const report = await sweepNamespace({ table: new Table({ tableName: allot.table.tableName, client: sdk }) }, namespace, options);
+    const report = await sweepNamespace(
+      { table: new Table({ tableName: allot.table.tableName, client: sdk }) },
+      namespace,
+      options,
+    );
     const writes = recorder.calls.filter((call) => WRITES.has(call.operation));
     return { report, calls: recorder.calls, writes };
   } finally {
@@ -131,7 +135,8 @@ describe('the repair sweep', () => {
     const api = client(allot.url, ns);
     await api.post('indexpools', indexPool('r', ['1..20']));
     await api.post('indexpools', indexPool('k', ['1..20'], { reclaimPolicy: 'Retain' }));
-    for (const name of ['gone', 'held']) await api.post('claims', claim(name, { kind: 'IndexPool', name: 'r' }));
+    for (const name of ['gone', 'held'])
+      await api.post('claims', claim(name, { kind: 'IndexPool', name: 'r' }));
     await api.post('claims', claim('kept', { kind: 'IndexPool', name: 'k' }));
     await api.post('claims', claim('early', { kind: 'IndexPool', name: 'late' }));
     await api.post('indices', {
@@ -158,7 +163,15 @@ describe('the repair sweep', () => {
     // A claim whose handler died mid-allocation, its record lost.
     await allot.table.createObject(objectKey(ns, 'claims', 'stuck'), {
       t: 'claim',
-      metadata: { name: 'stuck', namespace: ns, uid: 'uid-stuck', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', labels: {}, annotations: {} },
+      metadata: {
+        name: 'stuck',
+        namespace: ns,
+        uid: 'uid-stuck',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
       spec: { poolRef: { kind: 'IndexPool', name: 'r' } },
       status: { conditions: [] },
       phase: 'Allocating',
@@ -169,9 +182,27 @@ describe('the repair sweep', () => {
     // A claim left waiting although its pool has room (its wake-up was lost), its record lost too.
     await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
       t: 'claim',
-      metadata: { name: 'idle', namespace: ns, uid: 'uid-idle', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', labels: {}, annotations: {} },
+      metadata: {
+        name: 'idle',
+        namespace: ns,
+        uid: 'uid-idle',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
       spec: { poolRef: { kind: 'IndexPool', name: 'k' } },
-      status: { conditions: [{ type: 'Allocated', status: 'False', reason: 'PoolExhausted', message: 'no candidate of k is free', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+      status: {
+        conditions: [
+          {
+            type: 'Allocated',
+            status: 'False',
+            reason: 'PoolExhausted',
+            message: 'no candidate of k is free',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
       phase: 'Waiting',
       rv: 1,
     });
@@ -227,42 +258,50 @@ describe('the repair sweep', () => {
     expect(await violations(ns, ['p'])).toEqual([]);
   });
 
-  it('sweeps a namespace over several runs within a small budget, resuming from its cursor', { timeout: 120_000 }, async () => {
-    const ns = 'large';
-    const api = client(allot.url, ns);
-    const t0 = Date.now();
-    await api.post('indexpools', indexPool('big', ['1..400']));
-    await api.post('indexpools', indexPool('other', ['1..50']));
-    await Promise.all(
-      Array.from({ length: 4 }, async (_, worker) => {
-        for (let i = worker; i < 160; i += 4)
-          await api.post('claims', claim(`c${i}`, { kind: 'IndexPool', name: i % 2 ? 'big' : 'other' }));
-      }),
-    );
-    console.log('claimed', Date.now() - t0);
-    await drain();
-    console.log('drained', Date.now() - t0);
-    // One lost release near the end of the walk, so only a sweep that gets there finds it.
-    await api.delete('claims/c159');
-    queue.lose((r) => r.eventName === 'REMOVE');
-    const reports: RepairReport[] = [];
-    for (let run = 0; run < 50; run++) {
-      const { report, writes } = await recordedSweep(ns, { budget: 40, graceMs: 0, recheckMs: 0 });
-      reports.push(report);
-      const cursor = await allot.table.get(repairCursorKey(ns));
-      if (report.complete) {
-        expect(cursor).toBeUndefined();
-        break;
+  it(
+    'sweeps a namespace over several runs within a small budget, resuming from its cursor',
+    { timeout: 120_000 },
+    async () => {
+      const ns = 'large';
+      const api = client(allot.url, ns);
+      const t0 = Date.now();
+      await api.post('indexpools', indexPool('big', ['1..400']));
+      await api.post('indexpools', indexPool('other', ['1..50']));
+      await Promise.all(
+        Array.from({ length: 4 }, async (_, worker) => {
+          for (let i = worker; i < 160; i += 4)
+            await api.post('claims', claim(`c${i}`, { kind: 'IndexPool', name: i % 2 ? 'big' : 'other' }));
+        }),
+      );
+      console.log('claimed', Date.now() - t0);
+      await drain();
+      console.log('drained', Date.now() - t0);
+      // One lost release near the end of the walk, so only a sweep that gets there finds it.
+      await api.delete('claims/c159');
+      queue.lose((r) => r.eventName === 'REMOVE');
+      const reports: RepairReport[] = [];
+      for (let run = 0; run < 50; run++) {
+        const { report, writes } = await recordedSweep(ns, { budget: 40, graceMs: 0, recheckMs: 0 });
+        reports.push(report);
+        const cursor = await allot.table.get(repairCursorKey(ns));
+        if (report.complete) {
+          expect(cursor).toBeUndefined();
+          break;
+        }
+        expect(cursor).toBeDefined();
+        expect(writes.length).toBeGreaterThan(0);
       }
-      expect(cursor).toBeDefined();
-      expect(writes.length).toBeGreaterThan(0);
-    }
-    console.log('swept', Date.now() - t0, reports.map((r) => r.requests));
-    expect(reports.length).toBeGreaterThan(2);
-    expect(reports.at(-1)!.complete).toBe(true);
-    expect(Math.max(...reports.map((report) => report.requests))).toBeLessThan(40 + 120);
-    expect(reports.reduce((sum, report) => sum + report.fixed.orphanedAllocation, 0)).toBe(1);
-    await drain();
-    expect(await violations(ns, ['big', 'other'])).toEqual([]);
-  });
+      console.log(
+        'swept',
+        Date.now() - t0,
+        reports.map((r) => r.requests),
+      );
+      expect(reports.length).toBeGreaterThan(2);
+      expect(reports.at(-1)!.complete).toBe(true);
+      expect(Math.max(...reports.map((report) => report.requests))).toBeLessThan(40 + 120);
+      expect(reports.reduce((sum, report) => sum + report.fixed.orphanedAllocation, 0)).toBe(1);
+      await drain();
+      expect(await violations(ns, ['big', 'other'])).toEqual([]);
+    },
+  );
 });
