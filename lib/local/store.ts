@@ -88,7 +88,17 @@ function patchDynalite(): void {
       return updateIndexes(store, table, existingItem, item, callback);
     writeAhead(change).then(
       () => updateIndexes(store, table, existingItem, item, callback),
-      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
+      // An error with a status is answered (a 500 the SDK retries); any other, dynalite throws.
+      (error: unknown) =>
+        callback(
+          Object.assign(new Error(String(error)), {
+            statusCode: 500,
+            body: {
+              __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+              message: `the change could not be kept for the stream: ${String(error)}`,
+            },
+          }),
+        ),
     );
   };
   db.create = (options: DynaliteOptions) => {
