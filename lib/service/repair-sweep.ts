@@ -46,6 +46,8 @@ export interface SweepOptions {
    * stream function is handling right now is not taken for a lost one (only what persists is fixed).
    */
   recheckMs?: number;
+  /** When (epoch ms) the run must stop, whatever its budget (a Lambda's deadline, with margin). */
+  stopBy?: number;
   /** Start from the beginning, ignoring a cursor left by an earlier run. */
   restart?: boolean;
 }
@@ -79,6 +81,7 @@ export interface Sweep {
   dryRun: boolean;
   graceMs: number;
   recheckMs: number;
+  stopBy: number;
   budget: number;
   requests: number;
   cursor: Cursor;
@@ -102,7 +105,7 @@ export function spend(sweep: Sweep, requests = 1): void {
 }
 
 export function exhausted(sweep: Sweep): boolean {
-  return sweep.requests >= sweep.budget;
+  return sweep.requests >= sweep.budget || Date.now() >= sweep.stopBy;
 }
 
 /**

@@ -74,6 +74,7 @@ export async function sweepNamespace(
     dryRun,
     graceMs: options.graceMs ?? REPAIR_GRACE_MS,
     recheckMs: options.recheckMs ?? REPAIR_RECHECK_MS,
+    stopBy: options.stopBy ?? Number.POSITIVE_INFINITY,
     budget: options.budget ?? REPAIR_BUDGET,
     requests: 1,
     cursor: saved ? { ...saved } : { stage: 0, shard: 0 },
@@ -147,15 +148,29 @@ export async function registeredNamespaces(ctx: ClaimContext): Promise<string[]>
   return namespaces;
 }
 
-/** Sweeps every registered namespace (one run each); `timeLeft` stops before a Lambda timeout. */
+/** Time kept back at the end of a Lambda run, and the least worth starting a namespace's run with. */
+const MARGIN_MS = 10_000;
+
+/**
+ * Sweeps every registered namespace (one run each) while `timeLeft` allows another run before a Lambda
+ * timeout. The order is shuffled, so when time runs out first the namespaces left over are not always
+ * the same ones.
+ */
 export async function sweepAll(
   ctx: ClaimContext,
-  options: SweepOptions & { timeLeft?: () => number } = {},
+  options: SweepOptions & { timeLeft?: () => number; random?: () => number } = {},
 ): Promise<RepairReport[]> {
+  const namespaces = await registeredNamespaces(ctx);
+  const random = options.random ?? Math.random;
+  for (let i = namespaces.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [namespaces[i], namespaces[j]] = [namespaces[j]!, namespaces[i]!];
+  }
   const reports: RepairReport[] = [];
-  for (const namespace of await registeredNamespaces(ctx)) {
-    if (options.timeLeft && options.timeLeft() < 5000) break;
-    reports.push(await sweepNamespace(ctx, namespace, options));
+  for (const namespace of namespaces) {
+    const left = options.timeLeft?.() ?? Number.POSITIVE_INFINITY;
+    if (left < 2 * MARGIN_MS) break;
+    reports.push(await sweepNamespace(ctx, namespace, { ...options, stopBy: Date.now() + left - MARGIN_MS }));
   }
   return reports;
 }

@@ -230,7 +230,8 @@ describe('the repair function', () => {
     const { REPAIR_KINDS } = await import('../../lib/service/repair.ts');
     const handler = createRepairHandler({ table: allot.table });
     // This file's store has no stream: the pool made above has no counts yet, which the sweep recounts.
-    const run = (await handler({ operation: 'repair' }, fakeContext('allot-repair'))) as {
+    const context = { ...fakeContext('allot-repair'), getRemainingTimeInMillis: () => 120_000 };
+    const run = (await handler({ operation: 'repair' }, context)) as {
       kind: string;
       namespaces: number;
       fixed: Record<string, number>;
