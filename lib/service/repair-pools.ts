@@ -184,6 +184,8 @@ async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: Ite
     });
     return;
   }
+  // What follows is the stream function's work on the object's own record: left to it while it is new.
+  if (!olderThanGrace(sweep, allocation)) return;
   if (live) {
     // Offered to a claim that waits: it may bind it now.
     if (live.bound || live.phase === 'Allocated' || handlerMayRun(live) || !bindable(allocation, live))
