@@ -457,6 +457,7 @@ export class AllotService extends Construct {
         right: [
           this.metric('ReclaimRecordAge', { statistic: 'Maximum' }),
           this.metric('EventsPublished', sum),
+          repairsMetric(),
         ],
       }),
       new cloudwatch.GraphWidget({

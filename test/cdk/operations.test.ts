@@ -215,6 +215,7 @@ describe('dashboard', () => {
       'PoolUtilisation',
       'IteratorAge',
       'ReclaimRecordAge',
+      'SUM(Repairs)',
       'Throttles',
       'Errors',
     ]) {
