@@ -29,6 +29,7 @@ export const METRIC = {
   reclaimRecordAge: 'ReclaimRecordAge',
   poolUtilisation: 'PoolUtilisation',
   eventsPublished: 'EventsPublished',
+  repairs: 'Repairs',
 } as const;
 
 export type METRIC_NAME = (typeof METRIC)[keyof typeof METRIC];

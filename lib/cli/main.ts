@@ -52,6 +52,7 @@ Usage:
   allot ui --endpoint <url> [--port 8001]     the console for a deployed API, on 127.0.0.1, its calls signed
   allot proxy --endpoint <url> [--port 8001]  serve a deployed API on 127.0.0.1, every call signed (for kubectl)
   allot kubeconfig [--port 8001]              print a kubeconfig: the local server, and allot proxy
+  allot repair [--dry-run]                    sweep the namespace: what lost stream records left behind
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,
   allocations (all three kinds), indices, ipaddresses, ipprefixes (singular forms work too)
@@ -76,6 +77,7 @@ const OPTIONS = {
   reserved: { type: 'string' },
   owner: { type: 'string' },
   cascade: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
   endpoint: { type: 'string' },
   region: { type: 'string' },
   timeout: { type: 'string', default: '30' },
@@ -94,6 +96,7 @@ type Options = {
   reserved?: string;
   owner?: string;
   cascade: boolean;
+  'dry-run': boolean;
   endpoint?: string;
   region?: string;
   timeout: string;
@@ -144,6 +147,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
           out: io.out,
           stop: io.stop,
         });
+      case 'repair':
+        return await cli.repair(args);
       default:
         throw new CliError(`unknown command "${command}"\nRun "allot help" for usage.`, [], 2);
     }
@@ -455,6 +460,40 @@ class Cli {
         ? `${value} stays with ${claim.status.allocationRef?.kind} ${claim.status.allocationRef?.name} (Retain)`
         : `${value} goes back to ${ref.kind} ${ref.name}`;
     this.io.out(`claim/${name} released: ${fate}`);
+    return 0;
+  }
+
+  /** One run of the namespace's repair sweep: a row per kind it found, with what it fixed. */
+  async repair(args: string[]): Promise<number> {
+    if (args.length) throw new CliError('usage: allot repair [-n NAMESPACE] [--dry-run]', [], 2);
+    const dryRun = this.options['dry-run'];
+    const path = `/v1/namespaces/${encodeURIComponent(this.options.namespace)}/repair`;
+    const { body } = await this.expect(this.api.call('POST', `${path}${dryRun ? '?dryRun=true' : ''}`), 200);
+    const found = body.found as Record<string, number>;
+    const fixed = body.fixed as Record<string, number>;
+    const kinds = Object.keys(found).filter((kind) => found[kind]! > 0);
+    const columns: Column[] = [
+      { header: 'KIND', value: (row) => String(row.kind) },
+      { header: 'FOUND', value: (row) => String(row.found) },
+      { header: 'FIXED', value: (row) => String(row.fixed) },
+    ];
+    if (kinds.length > 0)
+      this.io.out(
+        renderTable(
+          columns,
+          kinds.map((kind) => ({ kind, found: found[kind], fixed: fixed[kind] })),
+        ),
+      );
+    const total = kinds.reduce((sum, kind) => sum + found[kind]!, 0);
+    const done = kinds.reduce((sum, kind) => sum + fixed[kind]!, 0);
+    const verdict =
+      total === 0
+        ? 'nothing to repair'
+        : dryRun
+          ? `${total} to repair (dry run: nothing changed)`
+          : `${done} of ${total} repaired`;
+    const rest = body.complete ? '' : '; the sweep stopped at its budget: run it again to go on';
+    this.io.out(`namespace ${body.namespace}: ${verdict} (${body.requests} requests)${rest}`);
     return 0;
   }
 

@@ -28,16 +28,17 @@ import { CLAIM_REQUESTED, EVENT_SOURCE, RELEASE_REQUESTED } from '../domain/even
 import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../http/routes.ts';
 import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
 
-import {
-  ALLOCATIONS_INDEX,
-  TABLE_INDEXES,
-  TABLE_PARTITION_KEY,
-  TABLE_SORT_KEY,
-  WAITING_INDEX,
-} from '../store/schema.ts';
+import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
 
-/** The service's Lambda functions, each built from `functions/<name>.ts`. */
-export type AllotFunctionName = 'api' | 'claim' | 'release' | 'stream';
+import {
+  FUNCTION_NAMES,
+  FUNCTION_SETTINGS,
+  type AllotFunctionName,
+  type FunctionSettings,
+} from './functions.ts';
+import { repairsMetric, scheduleRepairs } from './repair.ts';
+
+export type { AllotFunctionName } from './functions.ts';
 
 export interface AllotServiceProps {
   /**
@@ -91,58 +92,17 @@ export interface AllotServiceProps {
    * @default 90
    */
   readonly poolUtilisationThreshold?: number;
+
+  /**
+   * How often the repair sweep runs over every namespace (lib/service/repair.ts); whole minutes.
+   *
+   * @default Duration.minutes(10)
+   */
+  readonly repairInterval?: Duration;
 }
 
 /** CloudWatch namespace of the functions' EMF metrics (functions/observability.ts). */
 export const METRICS_NAMESPACE = 'Allot';
-
-const ITEM_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:Query',
-];
-
-interface FunctionSettings {
-  readonly description: string;
-  readonly timeout: Duration;
-  /** Actions on the table itself. */
-  readonly tableActions: readonly string[];
-  /** Indexes the function queries (the only action an index takes). */
-  readonly queriedIndexes: readonly string[];
-}
-
-/** Per function: what it is for, how long it may run, and the least it needs from the table. */
-const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> = {
-  api: {
-    description: 'Allot HTTP API: pools, allocation objects, claim reads, 404/405',
-    timeout: Duration.seconds(10),
-    // BatchGetItem: a pool's map reads its group summaries, up to 100 to a request.
-    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
-    queriedIndexes: [ALLOCATIONS_INDEX],
-  },
-  claim: {
-    description: 'Allot HTTP API: claim create and replace (allocates before answering)',
-    timeout: Duration.seconds(10),
-    tableActions: ITEM_ACTIONS,
-    queriedIndexes: [],
-  },
-  release: {
-    description: 'Allot HTTP API: claim delete',
-    timeout: Duration.seconds(10),
-    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'],
-    queriedIndexes: [],
-  },
-  stream: {
-    description: 'Allot table stream: reclaim, pool status, waiting claims',
-    timeout: Duration.seconds(60),
-    tableActions: ITEM_ACTIONS,
-    queriedIndexes: [WAITING_INDEX],
-  },
-};
-
-const FUNCTION_NAMES = Object.keys(FUNCTION_SETTINGS) as AllotFunctionName[];
 
 /**
  * The stream's event source settings, in one place (aws-solutions-constructs'
@@ -217,6 +177,8 @@ export class AllotService extends Construct {
   public readonly releaseRequestRule: events.Rule;
   /** Where EventBridge puts requests it could not deliver to a function. */
   public readonly requestDeadLetterQueue: sqs.Queue;
+  /** Runs the repair function every `repairInterval`. */
+  public readonly repairSchedule: events.Rule;
   /** Every alarm (dead-letter queues, iterator age, function errors and throttles, pool utilisation). */
   public readonly alarms: readonly cloudwatch.Alarm[];
   public readonly dashboard: cloudwatch.Dashboard;
@@ -343,6 +305,11 @@ export class AllotService extends Construct {
       });
     }
 
+    this.repairSchedule = scheduleRepairs(
+      this,
+      functions.repair,
+      props.repairInterval ?? Duration.minutes(10),
+    );
     this.alarms = this.createAlarms(props);
     this.dashboard = this.createDashboard(props.poolUtilisationThreshold ?? 90);
 
@@ -443,6 +410,12 @@ export class AllotService extends Construct {
       );
     }
     add(
+      'RepairsAlarm',
+      'the repair sweep fixed state that something upstream lost (a dead-lettered stream record, or a defect)',
+      repairsMetric(),
+      0,
+    );
+    add(
       'PoolUtilisationAlarm',
       `a pool is above ${props.poolUtilisationThreshold ?? 90}% utilisation`,
       this.metricMaxPoolUtilisation(),
@@ -484,6 +457,7 @@ export class AllotService extends Construct {
         right: [
           this.metric('ReclaimRecordAge', { statistic: 'Maximum' }),
           this.metric('EventsPublished', sum),
+          repairsMetric(),
         ],
       }),
       new cloudwatch.GraphWidget({

@@ -29,6 +29,7 @@ import {
   deleteAllocation,
   listAllocations,
 } from '../service/operations/allocations.ts';
+import { repairNamespace } from '../service/operations/repair.ts';
 export function operationFor(operation: string, resource: Resource | undefined): Operation {
   const pool = resource ? poolInfoByResource(resource) : undefined;
   const allocation = resource ? poolInfoByAllocationResource(resource) : undefined;
@@ -84,6 +85,8 @@ export function operationFor(operation: string, resource: Resource | undefined):
       return async () => ({ statusCode: 200, body: kubeOpenApiRoot() });
     case 'kubeOpenApiGroup':
       return async () => ({ statusCode: 200, body: kubeGroupOpenApi().document });
+    case 'repair':
+      return (request, ctx) => repairNamespace(request, ctx);
     default:
       throw new Error(`no operation ${operation}`);
   }

@@ -12,6 +12,7 @@ import {
 import { ROUTES, type Route, type V1OperationName } from './routes.ts';
 import { OCCUPANCY_PARAMETERS, OCCUPANCY_RESPONSE, OCCUPANCY_SCHEMAS } from './openapi-occupancy.ts';
 import { SCHEMAS, type Schema } from '../domain/schemas.ts';
+import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './openapi-repair.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };
 
@@ -398,6 +399,7 @@ const SUCCESS: Record<V1OperationName, number> = {
   delete: 200,
   deleteClaim: 200,
   occupancy: 200,
+  repair: 200,
 };
 
 /** The errors each operation can answer with, besides 500. */
@@ -413,6 +415,7 @@ const ERRORS: Record<V1OperationName, readonly string[]> = {
   delete: ['NotFound'],
   deleteClaim: ['NotFound'],
   occupancy: ['BadRequest', 'NotFound'],
+  repair: ['BadRequest', 'NotFound'],
 };
 
 const schemaRef = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -451,6 +454,7 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
   if (route.operation === 'openapi')
     return { description: 'this document', content: json({ type: 'object', description: 'OpenAPI 3.1' }) };
   if (route.operation === 'occupancy') return OCCUPANCY_RESPONSE;
+  if (route.operation === 'repair') return REPAIR_RESPONSE;
   if (route.operation === 'list')
     return {
       description: isAllocation(route.resource!)
@@ -498,6 +502,7 @@ function parameters(route: Route): unknown[] {
     }
   }
   if (route.operation === 'occupancy') list.push(...OCCUPANCY_PARAMETERS);
+  if (route.operation === 'repair') list.push(REPAIR_DRY_RUN);
   if (route.operation === 'delete' && route.resource?.endsWith('pools')) {
     list.push({
       name: 'cascade',
@@ -522,7 +527,7 @@ function operation(route: Route) {
   Object.assign(responses, errorResponses(route));
   const verb = route.operation.replace(/Claim$/, '');
   const body =
-    route.method === 'POST' || route.method === 'PUT'
+    kind && (route.method === 'POST' || route.method === 'PUT')
       ? {
           requestBody: {
             required: true,
@@ -576,7 +581,7 @@ export function buildOpenApi(): Record<string, unknown> {
     security: [{ sigv4: [] }],
     paths,
     components: {
-      schemas: { ...SCHEMAS, ...OCCUPANCY_SCHEMAS },
+      schemas: { ...SCHEMAS, ...OCCUPANCY_SCHEMAS, RepairReport: REPAIR_REPORT_SCHEMA },
       examples: examples(),
       securitySchemes: {
         sigv4: {

@@ -7,8 +7,11 @@ import { KUBE_GROUP, KUBE_PREFIX } from './kube.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** The Lambda functions that serve routes: claims have their own, so they scale and alarm apart. */
-export type ApiFunctionName = 'api' | 'claim' | 'release';
+/**
+ * The Lambda functions that serve routes: claims have their own, so they scale and alarm apart; the
+ * repair sweep's, which also runs on a schedule, serves the on-demand sweep.
+ */
+export type ApiFunctionName = 'api' | 'claim' | 'release' | 'repair';
 
 /** The operations of the contract's `/v1` routes. */
 export type V1OperationName =
@@ -22,7 +25,8 @@ export type V1OperationName =
   | 'createClaim'
   | 'replaceClaim'
   | 'deleteClaim'
-  | 'occupancy';
+  | 'occupancy'
+  | 'repair';
 
 export type OperationName =
   | V1OperationName
@@ -98,6 +102,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/healthz', operation: 'healthz', function: 'api' },
   { method: 'GET', path: '/v1/openapi.json', operation: 'openapi', function: 'api' },
   ...RESOURCES.flatMap((resource) => resourceRoutes(resource)),
+  // The repair sweep of one namespace, on demand (`allot repair`); `?dryRun=true` changes nothing.
+  { method: 'POST', path: '/v1/namespaces/{namespace}/repair', operation: 'repair', function: 'repair' },
 ];
 
 /**
@@ -134,7 +140,7 @@ export const KUBE_ROUTES: readonly Route[] = [
 /** Every route served: what the CDK construct adds to the HTTP API and the handler dispatches from. */
 export const ALL_ROUTES: readonly Route[] = [...ROUTES, ...KUBE_ROUTES];
 
-export const API_FUNCTIONS: readonly ApiFunctionName[] = ['api', 'claim', 'release'];
+export const API_FUNCTIONS: readonly ApiFunctionName[] = ['api', 'claim', 'release', 'repair'];
 
 export interface RouteMatch {
   readonly route: Route;

@@ -13,9 +13,22 @@ import { createClaimsHandler } from '../../functions/claims-handler.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
+import { ensureTable, localClient, startLocalStore, type Image, type LocalStore } from './store.ts';
 import { LocalStream } from './stream.ts';
 import { serveConsole } from '../console/serve.ts';
+import { StreamJournal } from './journal.ts';
+import { appendFileSync } from 'node:fs';
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { LOCAL_REPAIR_INTERVAL_MS, startRepairLoop, type RepairLoop } from './repairs.ts';
+
+/** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
+export const DEAD_LETTER_FILE = 'stream-dead-letters.jsonl';
 
 export interface LocalAllotOptions {
   /** A folder for the data, or `:memory:`. */
@@ -25,6 +38,11 @@ export interface LocalAllotOptions {
   tableName?: string;
   /** Set false to run without the stream emulation (tests that feed the stream function by hand). */
   stream?: boolean;
+  /**
+   * How often the repair sweep runs (lib/local/repairs.ts), also once at start; 0 turns it off. Default:
+   * ALLOT_REPAIR_INTERVAL_MS, or 20 s with a data folder and off for `:memory:` (nothing survives there).
+   */
+  repairIntervalMs?: number;
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
@@ -35,6 +53,8 @@ export interface LocalAllot {
   table: Table;
   store: LocalStore;
   stream?: LocalStream;
+  /** The repair sweep's local schedule, when it runs. */
+  repairs?: RepairLoop;
   /**
    * Where the stream function's events go: `<dataDir>/events.jsonl`, or memory (`events.events`) for
    * `:memory:`.
@@ -112,6 +132,31 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
   };
 }
 
+async function readItem(client: DynamoDBClient, tableName: string, keys: Image): Promise<Image | undefined> {
+  const { Item } = await client.send(
+    new GetItemCommand({ TableName: tableName, Key: keys as never, ConsistentRead: true }),
+  );
+  return Item as Image | undefined;
+}
+
+/**
+ * dynalite writes an item's index entries before the item: a crash in between leaves the entries of a
+ * write that never landed. Writing the intended image and then the current state again (or deleting)
+ * makes dynalite put every index entry of the item back in line with the item.
+ */
+async function mendIndexes(
+  client: DynamoDBClient,
+  tableName: string,
+  record: DynamoDBRecord,
+  current: Image | undefined,
+): Promise<void> {
+  const intended = record.dynamodb!.NewImage as Image | undefined;
+  if (intended) await client.send(new PutItemCommand({ TableName: tableName, Item: intended as never }));
+  if (current) await client.send(new PutItemCommand({ TableName: tableName, Item: current as never }));
+  else
+    await client.send(new DeleteItemCommand({ TableName: tableName, Key: record.dynamodb!.Keys as never }));
+}
+
 export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
   const store = await startLocalStore({ dataDir: options.dataDir });
   const client = localClient(store.endpoint);
@@ -123,13 +168,36 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
   let stream: LocalStream | undefined;
+  let journal: StreamJournal | undefined;
   if (options.stream !== false) {
     const streamHandler = createStreamHandler({ table }, { events });
+    // A data folder keeps the stream's records until handled (lib/local/journal.ts); memory keeps none.
+    const opened = options.dataDir === ':memory:' ? undefined : await StreamJournal.open(options.dataDir);
+    journal = opened?.journal;
+    const deadLetters = options.dataDir === ':memory:' ? undefined : join(options.dataDir, DEAD_LETTER_FILE);
     const localStream = new LocalStream({
       handler: (event) => streamHandler(event, fakeContext('allot-stream')),
-      onFailure: (record, error) =>
-        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
+      journal,
+      onFailure: (record, error) => {
+        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? '');
+        // The deployed stack's dead-letter queue: kept for the operator; the repair sweep covers it.
+        if (deadLetters) appendFileSync(deadLetters, `${JSON.stringify(record)}\n`);
+      },
     });
+    if (opened && opened.pending.length > 0) {
+      // Before the stream is wired: what recovery writes itself is no change to report.
+      const { landed, dropped } = await localStream.sortRecovered(opened.pending, (keys) =>
+        readItem(client, tableName, keys),
+      );
+      for (const { record, current } of dropped) await mendIndexes(client, tableName, record, current);
+      localStream.replay(landed);
+      console.error(
+        `stream: ${landed.length} record(s) kept from before the restart delivered, ${dropped.length} whose write never landed dropped`,
+      );
+    }
+    store.setWriteAhead((change) =>
+      change.tableName === tableName ? localStream.keep(change) : Promise.resolve(),
+    );
     store.onChange((change) => {
       if (change.tableName === tableName) localStream.push(change);
     });
@@ -173,11 +241,20 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     server.listen(options.port, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const repairIntervalMs =
+    options.repairIntervalMs ??
+    (process.env.ALLOT_REPAIR_INTERVAL_MS !== undefined
+      ? Number(process.env.ALLOT_REPAIR_INTERVAL_MS)
+      : options.dataDir === ':memory:'
+        ? 0
+        : LOCAL_REPAIR_INTERVAL_MS);
+  const repairs = stream && repairIntervalMs > 0 ? startRepairLoop({ table }, repairIntervalMs) : undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     table,
     store,
     stream,
+    repairs,
     events,
     invoke: (functionName, event) =>
       invocable[functionName](event as never, fakeContext(`allot-${functionName}`)),
@@ -185,7 +262,10 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;
+      await repairs?.stop();
       await stream?.stop();
+      store.setWriteAhead(undefined);
+      await journal?.close();
       client.destroy();
       await store.close();
     },

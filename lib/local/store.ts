@@ -32,6 +32,12 @@ export interface ItemChange {
 
 export type ChangeListener = (change: ItemChange) => void;
 
+/**
+ * Called with a change before dynalite writes it (under dynalite's per-key lock, before its index
+ * updates): the write waits for the promise, and fails, unacknowledged, when it rejects.
+ */
+export type WriteAhead = (change: ItemChange) => Promise<void>;
+
 interface LevelLike {
   get(key: string, callback: (error: Error | null | undefined, value?: Image) => void): void;
   put(key: string, value: Image, callback: (error?: Error | null) => void): void;
@@ -41,9 +47,21 @@ interface LevelLike {
 
 interface DynaliteStore {
   getItemDb(name: string): LevelLike;
+  allotWriteAhead?: { current?: WriteAhead };
 }
 
-type DynaliteOptions = Record<string, unknown> & { allotListeners?: Set<ChangeListener> };
+type DynaliteOptions = Record<string, unknown> & {
+  allotListeners?: Set<ChangeListener>;
+  allotWriteAhead?: { current?: WriteAhead };
+};
+
+type UpdateIndexes = (
+  store: DynaliteStore,
+  table: { TableName: string },
+  existingItem: Image | undefined,
+  item: Image | null | undefined,
+  callback: (error?: Error | null) => void,
+) => void;
 
 let patched = false;
 
@@ -51,10 +69,41 @@ let patched = false;
 function patchDynalite(): void {
   if (patched) return;
   patched = true;
-  const db = require('dynalite/db') as { create: (options: DynaliteOptions) => DynaliteStore };
+  const db = require('dynalite/db') as {
+    create: (options: DynaliteOptions) => DynaliteStore;
+    updateIndexes: UpdateIndexes;
+  };
   const create = db.create;
+  // Every write action (put, update, delete, batch) calls updateIndexes with the old and new item under
+  // the key's lock, just before it writes the item: the one place a write can be held back.
+  const updateIndexes = db.updateIndexes;
+  db.updateIndexes = (store, table, existingItem, item, callback) => {
+    const writeAhead = store.allotWriteAhead?.current;
+    const change: ItemChange = {
+      tableName: table.TableName,
+      oldImage: existingItem ?? undefined,
+      newImage: item ?? undefined,
+    };
+    if (!writeAhead || JSON.stringify(change.oldImage) === JSON.stringify(change.newImage))
+      return updateIndexes(store, table, existingItem, item, callback);
+    writeAhead(change).then(
+      () => updateIndexes(store, table, existingItem, item, callback),
+      // An error with a status is answered (a 500 the SDK retries); any other, dynalite throws.
+      (error: unknown) =>
+        callback(
+          Object.assign(new Error(String(error)), {
+            statusCode: 500,
+            body: {
+              __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+              message: `the change could not be kept for the stream: ${String(error)}`,
+            },
+          }),
+        ),
+    );
+  };
   db.create = (options: DynaliteOptions) => {
     const store = create(options);
+    store.allotWriteAhead = options.allotWriteAhead;
     const listeners = options.allotListeners;
     if (!listeners) return store;
     const getItemDb = store.getItemDb;
@@ -98,6 +147,8 @@ export interface LocalStore {
   endpoint: string;
   /** Subscribes to committed item changes; returns the unsubscribe function. */
   onChange(listener: ChangeListener): () => void;
+  /** Holds every write until `writeAhead` has kept its change (one at a time; undefined: none). */
+  setWriteAhead(writeAhead: WriteAhead | undefined): void;
   close(): Promise<void>;
 }
 
@@ -109,11 +160,13 @@ export async function startLocalStore(options: { dataDir: string; port?: number 
   patchDynalite();
   const dynalite = require('dynalite') as (options: DynaliteOptions) => Server;
   const listeners = new Set<ChangeListener>();
+  const writeAhead: { current?: WriteAhead } = {};
   const dynaliteOptions: DynaliteOptions = {
     createTableMs: 0,
     deleteTableMs: 0,
     updateTableMs: 0,
     allotListeners: listeners,
+    allotWriteAhead: writeAhead,
   };
   if (options.dataDir !== ':memory:') {
     mkdirSync(options.dataDir, { recursive: true });
@@ -130,6 +183,9 @@ export async function startLocalStore(options: { dataDir: string; port?: number 
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    setWriteAhead(next) {
+      writeAhead.current = next;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1,7 +1,9 @@
 /**
  * A local emulation of DynamoDB Streams and Lambda's event source mapping, for `npm start` and the tests.
- * It is an emulation, not the service: records live in memory only (a restart drops undelivered ones),
- * and timing is compressed. What it keeps from the real thing:
+ * It is an emulation, not the service: timing is compressed. With a journal (a data folder), every record
+ * is kept durably before its write lands (lib/local/journal.ts) until the handler has succeeded on it,
+ * and a restart delivers what was left, first, in order per key; without one (`:memory:`) records live in
+ * memory only. What it keeps from the real thing:
  * - records in commit order per item key, spread over shards by partition key;
  * - the event filter patterns of the deployed mapping (lib/cloud/stream-filter.ts), applied before batching;
  * - batches of up to 100 records per shard, one batch in flight per shard;
@@ -10,7 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { ItemChange } from './store.ts';
+import type { Image, ItemChange } from './store.ts';
+import type { RecoveredRecord, StreamJournal } from './journal.ts';
 import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cloud/stream-filter.ts';
 import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
 import { shardOf } from '../store/keys.ts';
@@ -26,6 +29,8 @@ export interface LocalStreamOptions {
   maxRetries?: number;
   filters?: readonly FilterPattern[];
   onFailure?: (record: DynamoDBRecord, error?: unknown) => void;
+  /** Keeps records durably until handled (a data folder's journal); absent: memory only. */
+  journal?: StreamJournal;
 }
 
 interface Shard {
@@ -67,13 +72,35 @@ export function streamRecordOf(
   };
 }
 
+const keyOf = (image: Image) => JSON.stringify([image[TABLE_PARTITION_KEY], image[TABLE_SORT_KEY]]);
+
+/** Whether a journaled record's write landed: the item is now (`now`) as the record left it. */
+function landed(record: DynamoDBRecord, now: Image | undefined): boolean {
+  const after = record.dynamodb!.NewImage as Image | undefined;
+  if (!after) return now === undefined;
+  return now !== undefined && canonical(now) === canonical(after);
+}
+
+/** JSON with object keys sorted, so two images compare by content. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+}
+
 export class LocalStream {
   private readonly shards: Shard[];
   private sequence = 0;
   /** Record ids must not repeat across restarts of a persistent store (the stream function keys on them). */
   private readonly run = randomUUID();
-  private readonly options: Required<Omit<LocalStreamOptions, 'onFailure'>> &
-    Pick<LocalStreamOptions, 'onFailure'>;
+  private readonly options: Required<Omit<LocalStreamOptions, 'onFailure' | 'journal'>> &
+    Pick<LocalStreamOptions, 'onFailure' | 'journal'>;
+  /** Per item key, the journaled record of the write in progress (dynalite writes one key at a time). */
+  private readonly inflight = new Map<string, DynamoDBRecord>();
   private idleWaiters: (() => void)[] = [];
   /** Records that exhausted their retries (the deployed stack sends them to an SQS queue). */
   readonly failed: DynamoDBRecord[] = [];
@@ -96,23 +123,88 @@ export class LocalStream {
       busy: false,
       attempts: 0,
     }));
+    if (options.journal) this.sequence = Number(options.journal.lastSequence());
+  }
+
+  private recordOf(change: ItemChange): DynamoDBRecord {
+    const sequence = String(++this.sequence).padStart(21, '0');
+    return streamRecordOf(change, { eventID: `local-${this.run}-${sequence}`, sequence, stream: 'local' });
+  }
+
+  /**
+   * Keeps a change's record durably before its write lands (the store's write-ahead hook). Resolves once
+   * the journal holds it; rejects (and the write fails, unacknowledged) when the journal cannot.
+   */
+  keep(change: ItemChange): Promise<void> {
+    const journal = this.options.journal;
+    if (!journal) return Promise.resolve();
+    const key = keyOf(change.newImage ?? change.oldImage!);
+    // A record journaled for this key whose write never landed (it failed after the journal): void.
+    const stale = this.inflight.get(key);
+    if (stale) {
+      this.inflight.delete(key);
+      journal.done([stale.dynamodb!.SequenceNumber!]);
+    }
+    const record = this.recordOf(change);
+    if (!matchesFilter(record, this.options.filters)) return Promise.resolve();
+    this.inflight.set(key, record);
+    return journal.append(record);
   }
 
   /** Takes one committed change (from the local store) as a stream record. */
   push(change: ItemChange): void {
     if (this.stopped) return;
-    const sequence = String(++this.sequence).padStart(21, '0');
-    const record = streamRecordOf(change, {
-      eventID: `local-${this.run}-${sequence}`,
-      sequence,
-      stream: 'local',
-    });
+    const key = keyOf(change.newImage ?? change.oldImage!);
+    const kept = this.inflight.get(key);
+    let record: DynamoDBRecord;
+    if (kept) {
+      this.inflight.delete(key);
+      this.options.journal!.commit([kept.dynamodb!.SequenceNumber!]);
+      record = kept;
+    } else {
+      if (this.options.journal) return; // filtered out when it was kept
+      record = this.recordOf(change);
+      if (!matchesFilter(record, this.options.filters)) return;
+    }
+    this.enqueue(record);
+  }
+
+  private enqueue(record: DynamoDBRecord): void {
     const keys = record.dynamodb!.Keys!;
-    if (!matchesFilter(record, this.options.filters)) return;
     const shard =
       this.shards[shardOf(String(Object.values(keys[TABLE_PARTITION_KEY]!)[0]), this.shards.length)]!;
     shard.pending.push(record);
     this.schedule(shard);
+  }
+
+  /**
+   * Sorts the records a journal kept from before a restart: a record whose write may not have landed is
+   * kept only when the item is now as the record says (`current` reads it); otherwise its write never
+   * happened, and it is dropped (done in the journal) and returned apart, so the caller can mend what
+   * dynalite wrote of it (its index entries are written before the item).
+   */
+  async sortRecovered(
+    records: readonly RecoveredRecord[],
+    current: (keys: Image) => Promise<Image | undefined>,
+  ): Promise<{ landed: DynamoDBRecord[]; dropped: { record: DynamoDBRecord; current?: Image }[] }> {
+    const kept: DynamoDBRecord[] = [];
+    const dropped: { record: DynamoDBRecord; current?: Image }[] = [];
+    for (const { record, committed } of records) {
+      if (committed) {
+        kept.push(record);
+        continue;
+      }
+      const now = await current(record.dynamodb!.Keys as Image);
+      if (landed(record, now)) kept.push(record);
+      else dropped.push({ record, current: now });
+    }
+    this.options.journal?.done(dropped.map(({ record }) => record.dynamodb!.SequenceNumber!));
+    return { landed: kept, dropped };
+  }
+
+  /** Delivers recovered records ahead of any new one, in journal order (commit order per key). */
+  replay(records: readonly DynamoDBRecord[]): void {
+    for (const record of records) this.enqueue(record);
   }
 
   private schedule(shard: Shard, delay = this.options.batchWindowMs): void {
@@ -147,6 +239,7 @@ export class LocalStream {
       done++;
       shard.attempts = 0;
     }
+    this.options.journal?.done(batch.slice(0, done).map((record) => record.dynamodb!.SequenceNumber!));
     shard.pending.splice(0, done);
     shard.busy = false;
     this.schedule(shard, shard.attempts > 0 ? 50 * shard.attempts : this.options.batchWindowMs);

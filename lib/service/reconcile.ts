@@ -165,18 +165,22 @@ async function claimRemoved(ctx: ClaimContext, claim: ClaimRecord): Promise<void
   await reclaim(ctx, claim.bound, allocation);
 }
 
-async function reclaim(ctx: ClaimContext, key: ItemKey, allocation: AllocationRecord): Promise<void> {
+/** Applies the pool's reclaim policy to an allocation whose claim went; true when this call changed it. */
+export async function reclaim(
+  ctx: ClaimContext,
+  key: ItemKey,
+  allocation: AllocationRecord,
+): Promise<boolean> {
   const ref = allocation.spec.claimRef!;
   const pool = await ctx.table.get<PoolRecord>(poolKeyOf(poolIdOfAllocation(allocation)));
   if (pool?.t === 'pool' && pool.spec.reclaimPolicy === 'Retain') {
     // Retain keeps the value and the claim's name but clears the uid: a claim recreated under that name
     // may rebind through allow-binding (the seed document's promise); nobody else can take the value.
-    if (await ctx.table.setAllocationUid(key, ref.name, ref.uid, '')) {
-      await ctx.table.offerToClaim(claimKey(allocation.metadata.namespace, ref.name), key);
-    }
-    return;
+    if (!(await ctx.table.setAllocationUid(key, ref.name, ref.uid, ''))) return false;
+    await ctx.table.offerToClaim(claimKey(allocation.metadata.namespace, ref.name), key);
+    return true;
   }
-  await ctx.table.deleteBoundAllocation(key, ref.name, ref.uid);
+  return ctx.table.deleteBoundAllocation(key, ref.name, ref.uid);
 }
 
 async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {

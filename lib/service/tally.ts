@@ -235,23 +235,7 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | und
     if (pool?.t !== 'pool') return undefined;
     const space = spaceOf(pool);
     const previous = pool.counts;
-    const seen = new Set<string>();
-    const heldOrdinals: bigint[] = [];
-    let allocated = 0;
-    for await (const ref of ctx.table.summaries.listedGroups(id)) {
-      const summary = await ctx.table.summaries.readGroup(id, ref);
-      for (const marker of summary.pending.keys()) seen.add(marker);
-      summary.bits.forEach((byte, index) => {
-        for (let bit = 0; bit < 8; bit++) {
-          if (((byte >> bit) & 1) === 0) continue;
-          allocated++;
-          const slot = (ref.group << GROUP_BITS) + BigInt(index * 8 + bit);
-          const ordinal = candidateOrdinal(space, ref.family, slot);
-          if (ordinal !== undefined) heldOrdinals.push(ordinal);
-        }
-      });
-    }
-    heldOrdinals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const { allocated, heldOrdinals, seen } = await countSummaries(ctx, id, space);
     const applied = appliedWith(previous?.applied, seen);
     const counts = nextCounts(
       pool,
@@ -270,6 +254,36 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | und
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
+}
+
+/**
+ * What a pool's listed group summaries hold: every held slot (`allocated`), the candidate positions of
+ * those that are candidates of `space` (ascending), and every marker they carry. The recount's reading,
+ * shared with the repair sweep, which compares it with the pool's counts.
+ */
+export async function countSummaries(
+  ctx: ClaimContext,
+  id: PoolId,
+  space: PoolSpace,
+): Promise<{ allocated: number; heldOrdinals: bigint[]; seen: Set<string> }> {
+  const seen = new Set<string>();
+  const heldOrdinals: bigint[] = [];
+  let allocated = 0;
+  for await (const ref of ctx.table.summaries.listedGroups(id)) {
+    const summary = await ctx.table.summaries.readGroup(id, ref);
+    for (const marker of summary.pending.keys()) seen.add(marker);
+    summary.bits.forEach((byte, index) => {
+      for (let bit = 0; bit < 8; bit++) {
+        if (((byte >> bit) & 1) === 0) continue;
+        allocated++;
+        const slot = (ref.group << GROUP_BITS) + BigInt(index * 8 + bit);
+        const ordinal = candidateOrdinal(space, ref.family, slot);
+        if (ordinal !== undefined) heldOrdinals.push(ordinal);
+      }
+    });
+  }
+  heldOrdinals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { allocated, heldOrdinals, seen };
 }
 
 /**

@@ -133,3 +133,18 @@ export function decodeContinue(token: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The namespace registry: one item per namespace that ever had a pool (written when a pool is created),
+ * so the repair sweep finds the namespaces to sweep with one Query instead of a Scan.
+ */
+export const NAMESPACES_PK = 'R#namespaces';
+
+export function namespaceKey(namespace: string): ItemKey {
+  return { pk: NAMESPACES_PK, sk: namespace };
+}
+
+/** Where the repair sweep keeps how far it got in a namespace, while a sweep spans several runs. */
+export function repairCursorKey(namespace: string): ItemKey {
+  return { pk: 'R#repair', sk: namespace };
+}

@@ -20,6 +20,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpHandler } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
+import { createRepairHandler } from '../../functions/repair.ts';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { vi } from 'vitest';
 import { AllotService, type AllotFunctionName } from '../../lib/cloud/construct.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
@@ -33,13 +36,13 @@ import { StreamQueue } from '../helpers/stream-queue.ts';
 import { startTestAllot } from '../helpers/allot.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 
-const FUNCTIONS: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
+const FUNCTIONS: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair'];
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 
 let store: LocalStore;
 let tableName: string;
 const recorders = {} as Record<AllotFunctionName, Faults>;
-const handlers = {} as Record<'api' | 'claim' | 'release', ReturnType<typeof createHttpHandler>>;
+const handlers = {} as Record<'api' | 'claim' | 'release' | 'repair', ReturnType<typeof createHttpHandler>>;
 let streamHandler: ReturnType<typeof createStreamHandler>;
 let queue: StreamQueue;
 let observer: Table;
@@ -60,6 +63,30 @@ async function call(method: string, path: string, body?: unknown) {
 }
 
 const drain = () => queue.drain((event) => streamHandler(event), random);
+
+/**
+ * The repair sweep over the namespace after the stream lost the records `which` picks (for good, as
+ * when they go to the dead-letter queue), past the grace period of the objects they leave behind.
+ */
+async function repairAfterLoss(
+  base: string,
+  which: (image: Record<string, any>, eventName: string) => boolean,
+) {
+  expect(
+    queue.lose((record) =>
+      which(unmarshall((record.dynamodb!.NewImage ?? record.dynamodb!.OldImage) as never), record.eventName!),
+    ),
+  ).toBeGreaterThan(0);
+  const now = Date.now();
+  const clock = vi.spyOn(Date, 'now').mockImplementation(() => now + 60_000);
+  try {
+    const answer = await call('POST', `${base}/repair`);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    return answer.body;
+  } finally {
+    clock.mockRestore();
+  }
+}
 
 /** Every route, the stream's every case, and the paths that only races take, in one namespace. */
 async function workload(ns: string) {
@@ -87,6 +114,12 @@ async function workload(ns: string) {
   await ok('POST', 'claims', { metadata: { name: 'early' }, spec: poolRef('IndexPool', 'later') });
   await drain();
   await ok('POST', 'indexpools', { metadata: { name: 'later' }, spec: { ranges: ['7..9'] } });
+  // The pool's creation record is lost: the sweep recounts it and allocates the claim that waits for it.
+  const recounted = await repairAfterLoss(
+    base,
+    (image) => image.t === 'pool' && image.metadata.name === 'later',
+  );
+  expect(recounted.fixed.poolCounts).toBe(1);
   // Pre-provisioned under a custom name (a name item), offered to a claim that does not exist yet.
   const offered = { metadata: { name: 'reserved-for-app', annotations: { [ALLOW_BINDING]: 'true' } } };
   await ok('PUT', 'indices/reserved-for-app', {
@@ -148,6 +181,9 @@ async function workload(ns: string) {
   recorders.claim.beforeCall = undefined;
   expect(armed).toBe(false);
   await ok('DELETE', 'claims/web'); // Recycle
+  // Its release record is lost: the sweep applies the Recycle policy to the object left behind.
+  const reclaimed = await repairAfterLoss(base, (image, event) => event === 'REMOVE' && image.t === 'claim');
+  expect(reclaimed.fixed.orphanedAllocation).toBe(1);
   await ok('DELETE', 'claims/app'); // Retain: uid cleared, offered back
   await drain();
   await ok('DELETE', 'indices/reserved-for-app');
@@ -231,6 +267,7 @@ beforeAll(async () => {
     recorders[name] = new Faults(random);
     const table = new Table({ tableName, client: faultyClient(store.endpoint, recorders[name]) });
     if (name === 'stream') streamHandler = createStreamHandler({ table });
+    else if (name === 'repair') handlers.repair = createRepairHandler({ table }) as never;
     else handlers[name] = createHttpHandler({ table });
   }
   queue = new StreamQueue(store, tableName);

@@ -11,7 +11,7 @@ import { ALL_ROUTES, KUBE_ROUTES } from '../../lib/http/routes.ts';
 import { STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
 import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
+const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair'];
 const ITEM_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:PutItem',
@@ -163,6 +163,7 @@ describe('functions', () => {
     ['claim', 10],
     ['release', 10],
     ['stream', 60],
+    ['repair', 120],
   ] as const)('%s times out after %i s', (name, seconds) => {
     expect(resource(service.functions[name]).Properties).toMatchObject({ Timeout: seconds });
   });
@@ -375,6 +376,14 @@ describe('permissions', () => {
         table: sorted(ITEM_ACTIONS),
         'index/waiting': ['dynamodb:Query'],
         stream: streamRead,
+      },
+    ],
+    [
+      'repair',
+      {
+        table: sorted(ITEM_ACTIONS),
+        'index/allocations': ['dynamodb:Query'],
+        'index/waiting': ['dynamodb:Query'],
       },
     ],
   ] as const)('%s may do exactly what it needs on the table', (name, expected) => {

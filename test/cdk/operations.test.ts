@@ -10,7 +10,7 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
+const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair'];
 
 function build(props: (stack: Stack) => AllotServiceProps = () => ({})) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -117,8 +117,8 @@ describe('request rules', () => {
     },
   );
 
-  it('are the only rules (Allot consumes none of its own events)', () => {
-    template.resourceCountIs('AWS::Events::Rule', 2);
+  it('are the only rules but the repair schedule (Allot consumes none of its own events)', () => {
+    template.resourceCountIs('AWS::Events::Rule', 3);
   });
 });
 
@@ -183,9 +183,9 @@ describe('alarms', () => {
     });
   });
 
-  it('are exactly these twelve', () => {
-    expect(alarms()).toHaveLength(12);
-    expect(service.alarms).toHaveLength(12);
+  it('are exactly these fifteen', () => {
+    expect(alarms()).toHaveLength(15);
+    expect(service.alarms).toHaveLength(15);
   });
 
   it('notify nobody without a topic, and the topic on ALARM and OK when given', () => {
@@ -193,7 +193,7 @@ describe('alarms', () => {
     let topic!: Topic;
     const withTopic = build((s) => ({ alarmTopic: (topic = new Topic(s, 'OnCall')) }));
     const withTopicAlarms = Object.values(withTopic.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(withTopicAlarms).toHaveLength(12);
+    expect(withTopicAlarms).toHaveLength(15);
     const ref = { Ref: idOf(topic, withTopic.stack) };
     for (const alarm of withTopicAlarms) {
       expect(alarm.Properties.AlarmActions).toEqual([ref]);
@@ -215,6 +215,7 @@ describe('dashboard', () => {
       'PoolUtilisation',
       'IteratorAge',
       'ReclaimRecordAge',
+      'SUM(Repairs)',
       'Throttles',
       'Errors',
     ]) {

@@ -454,3 +454,37 @@ describe('bin/allot.ts', () => {
     expect(failed).toMatchObject({ code: 1, stderr: 'error: Claim "nope" not found (404 NotFound)\n' });
   });
 });
+
+describe('repair', () => {
+  it('sweeps a namespace: a dry run counts, a run fixes, and then there is nothing to repair', async () => {
+    const namespace = 'cli-repair';
+    // How many requests a run made depends on the namespace; the rest of each line does not.
+    const lines = (result: Result) => result.out.replace(/\(\d+ requests\)/, '(N requests)').split('\n');
+    const healthy = await allotCli('repair', { namespace });
+    expect(healthy.code).toBe(0);
+    expect(lines(healthy)).toEqual(['namespace cli-repair: nothing to repair (N requests)']);
+    // An offer to a claim name whose object is gone: a stub no claim can take anything from.
+    const { objectKey } = await import('../../lib/store/keys.ts');
+    await allot.table.offerToClaim(objectKey(namespace, 'claims', 'ghost'), {
+      pk: `A#${namespace}#gone`,
+      sk: '0',
+    });
+    const dry = await allotCli('repair --dry-run', { namespace });
+    expect(lines(dry)).toEqual([
+      'KIND        FOUND   FIXED',
+      'staleStub   1       0',
+      'namespace cli-repair: 1 to repair (dry run: nothing changed) (N requests)',
+    ]);
+    const fixed = await allotCli('repair', { namespace });
+    expect(lines(fixed)).toEqual([
+      'KIND        FOUND   FIXED',
+      'staleStub   1       1',
+      'namespace cli-repair: 1 of 1 repaired (N requests)',
+    ]);
+    expect((await allotCli('repair', { namespace })).out).toMatch(/nothing to repair/);
+  });
+
+  it('refuses arguments it does not take', async () => {
+    expect(await allotCli('repair everything')).toMatchObject({ code: 2 });
+  });
+});

@@ -223,3 +223,25 @@ describe('the stream function', () => {
     expect(batch.ReclaimRecordAge).toEqual(expect.any(Number));
   });
 });
+
+describe('the repair function', () => {
+  it('reports Repairs per kind of fix, with a Kind dimension, on its scheduled run', async () => {
+    const { createRepairHandler } = await import('../../functions/repair.ts');
+    const { REPAIR_KINDS } = await import('../../lib/service/repair.ts');
+    const handler = createRepairHandler({ table: allot.table });
+    // This file's store has no stream: the pool made above has no counts yet, which the sweep recounts.
+    const context = { ...fakeContext('allot-repair'), getRemainingTimeInMillis: () => 120_000 };
+    const run = (await handler({ operation: 'repair' }, context)) as {
+      kind: string;
+      namespaces: number;
+      fixed: Record<string, number>;
+    };
+    expect(run).toMatchObject({ kind: 'RepairRun', namespaces: 1, fixed: { poolCounts: 1 } });
+    const repairs = lines.filter((line) => metricNames(line).includes('Repairs'));
+    expect(repairs.map((line) => line.Kind).sort()).toEqual([...REPAIR_KINDS].sort());
+    for (const line of repairs) {
+      expect(line.Repairs).toBe(run.fixed[line.Kind as string]);
+      expect(line._aws.CloudWatchMetrics[0]!.Dimensions[0]).toEqual(expect.arrayContaining(['Kind']));
+    }
+  });
+});

@@ -28,6 +28,7 @@ export class StreamQueue {
   recordsDelivered = 0;
   duplicates = 0;
   replays = 0;
+  lost = 0;
   private sequence = 0;
   private readonly unsubscribe: () => void;
 
@@ -90,6 +91,24 @@ export class StreamQueue {
     }
     this.recordsDelivered += retryFrom;
     this.pending.unshift(...batch.slice(retryFrom));
+  }
+
+  /**
+   * Loses pending records for good (a record the event source mapping gave up on, or a defect skipped):
+   * those `which` picks, or one at random. Returns how many were lost.
+   */
+  lose(which?: (record: DynamoDBRecord) => boolean, random: () => number = Math.random): number {
+    if (!which) {
+      if (this.pending.length === 0) return 0;
+      this.pending.splice(Math.floor(random() * this.pending.length), 1);
+      this.lost++;
+      return 1;
+    }
+    const kept = this.pending.filter((record) => !which(record));
+    const lost = this.pending.length - kept.length;
+    this.pending.splice(0, this.pending.length, ...kept);
+    this.lost += lost;
+    return lost;
   }
 
   /** Hands an already delivered batch to the handler again (a replay after a timeout, say). */

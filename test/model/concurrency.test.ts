@@ -29,7 +29,8 @@ type Action =
   | { type: 'release'; name: string }
   | { type: 'deletePool'; pool: number; cascade: boolean }
   | { type: 'preprovision'; pool: number; value: number; name: string; allowBinding: boolean }
-  | { type: 'stream'; size: number; duplicate: boolean; replay: boolean };
+  | { type: 'stream'; size: number; duplicate: boolean; replay: boolean; lose: boolean }
+  | { type: 'repair' };
 
 interface Op {
   instance: number;
@@ -93,8 +94,11 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
       size: fc.integer({ min: 1, max: 12 }),
       duplicate: fc.boolean(),
       replay: fc.boolean(),
+      // With faults on, half the deliveries first lose a pending record for good (dead-lettered).
+      lose: fc.boolean(),
     }),
   },
+  { weight: 1, arbitrary: fc.constant({ type: 'repair' as const }) },
 );
 
 function opArb(faulty: boolean): fc.Arbitrary<Op> {
@@ -122,7 +126,7 @@ interface Run {
   retries: number;
 }
 
-function request(action: Exclude<Action, { type: 'stream' }>): {
+function request(action: Exclude<Action, { type: 'stream' } | { type: 'repair' }>): {
   method: string;
   path: string;
   body?: unknown;
@@ -179,11 +183,16 @@ function request(action: Exclude<Action, { type: 'stream' }>): {
 async function runOp(run: Run, op: Op): Promise<(Answer & { retried?: boolean }) | undefined> {
   const { world } = run;
   run.operations++;
-  const faults = op.action.type === 'stream' ? world.streamFaults : world.instances[op.instance]!.faults;
+  const background = op.action.type === 'stream' || op.action.type === 'repair';
+  const faults = background ? world.streamFaults : world.instances[op.instance]!.faults;
   if (op.dieBefore !== undefined) faults.dieBeforeCall(op.dieBefore);
   let answer: Answer | undefined;
-  if (op.action.type === 'stream') {
-    const { size, duplicate, replay } = op.action;
+  if (op.action.type === 'repair') {
+    // The scheduled sweep, on the stream function's client and faults: one that dies just stops.
+    if (REPAIR) await world.repair().catch(() => undefined);
+  } else if (op.action.type === 'stream') {
+    const { size, duplicate, replay, lose } = op.action;
+    if (lose && run.faulty) world.queue.lose(undefined, world.random);
     if (replay && run.faulty) await world.queue.replay(world.streamHandler, world.random);
     await world.queue.deliver(world.streamHandler, size, world.random, {
       duplicate: duplicate && run.faulty,
@@ -214,11 +223,11 @@ async function runOp(run: Run, op: Op): Promise<(Answer & { retried?: boolean })
 
 /** After an invocation that died or gave up: its Lambda times out (the claim's deadline passes). */
 function diedOrFailed(run: Run, op: Op, answer: Answer | undefined): boolean {
-  const faults =
-    op.action.type === 'stream' ? run.world.streamFaults : run.world.instances[op.instance]!.faults;
+  const background = op.action.type === 'stream' || op.action.type === 'repair';
+  const faults = background ? run.world.streamFaults : run.world.instances[op.instance]!.faults;
   if (!faults.revive() && (answer?.status ?? 0) < 500) return false;
   run.clock.passHandlerDeadline();
-  if (op.action.type !== 'stream') run.world.instances[op.instance]!.restart();
+  if (!background) run.world.instances[op.instance]!.restart();
   return true;
 }
 
@@ -331,6 +340,18 @@ async function drain(run: Run, model: Model): Promise<void> {
   world.setFaultRate(0);
   run.clock.passHandlerDeadline();
   await world.queue.drain(world.streamHandler, world.random);
+  if (REPAIR && world.queue.lost > 0) {
+    // Records were lost for good: the sweep finds what they left behind, past its grace period, and the
+    // stream then handles the sweep's own writes. Until a sweep finds nothing (each fix may uncover the
+    // next: a stuck claim, once allocated, needs its counts).
+    for (let sweeps = 0; sweeps < 4; sweeps++) {
+      run.clock.passHandlerDeadline();
+      run.clock.passHandlerDeadline();
+      const report = await world.repair();
+      await world.queue.drain(world.streamHandler, world.random);
+      if (Object.values(report.found).every((n) => n === 0)) break;
+    }
+  }
   const snapshot = await world.snapshot();
   run.violations.push(...(await drainedViolations(world, snapshot)), ...toldViolations(model, snapshot));
   if (run.faulty) world.setFaultRate(FAULT_RATE);
@@ -340,11 +361,15 @@ async function drain(run: Run, model: Model): Promise<void> {
 function stepArb(faulty: boolean) {
   return fc
     .array(opArb(faulty), { minLength: 1, maxLength: 4 })
-    .filter((ops) => ops.filter((op) => op.action.type === 'stream').length <= 1)
+    .filter(
+      (ops) => ops.filter((op) => op.action.type === 'stream' || op.action.type === 'repair').length <= 1,
+    )
     .map((ops) => new StepCommand(ops));
 }
 
 const FAULT_RATE = Number(process.env.MODEL_FAULT_RATE ?? 0.08);
+/** MODEL_NO_REPAIR=1 runs the model without the repair sweep: lost records then break the invariants. */
+const REPAIR = !process.env.MODEL_NO_REPAIR;
 let store: LocalStore;
 const clock = new Clock();
 const newTotals = () => ({
@@ -358,6 +383,9 @@ const newTotals = () => ({
   died: 0,
   streamDuplicates: 0,
   streamReplays: 0,
+  streamRecordsLost: 0,
+  sweeps: 0,
+  repairs: 0,
 });
 const totals = { clean: newTotals(), faulty: newTotals() };
 beforeAll(async () => {
@@ -393,6 +421,9 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
             sum[kind as keyof typeof sum] += count;
           sum.streamDuplicates += world.queue.duplicates;
           sum.streamReplays += world.queue.replays;
+          sum.streamRecordsLost += world.queue.lost;
+          sum.sweeps += world.sweeps;
+          sum.repairs += world.repairs;
           sum.violations += run.violations.length;
           world.close();
         }

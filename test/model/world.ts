@@ -12,6 +12,7 @@ import { HANDLER_DEADLINE_MS } from '../../lib/service/decide.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import { ensureTable, localClient, type LocalStore } from '../../lib/local/store.ts';
 import { Table } from '../../lib/store/table.ts';
+import { sweepNamespace, type RepairReport } from '../../lib/service/repair.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom, type FaultKind } from '../helpers/faults.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
@@ -49,6 +50,10 @@ export class World {
   readonly instances: Instance[] = [];
   readonly streamFaults: Faults;
   readonly streamHandler: ReturnType<typeof createStreamHandler>;
+  private readonly streamTable: Table;
+  /** Repair sweeps run, and the fixes they made. */
+  sweeps = 0;
+  repairs = 0;
   readonly queue: StreamQueue;
   readonly random: () => number;
   private readonly observer: Table;
@@ -70,7 +75,8 @@ export class World {
     this.streamFaults = new Faults(seededRandom(seed + 100));
     const streamClient = faultyClient(store.endpoint, this.streamFaults);
     this.clients.push(streamClient);
-    this.streamHandler = createStreamHandler({ table: new Table({ tableName, client: streamClient }) });
+    this.streamTable = new Table({ tableName, client: streamClient });
+    this.streamHandler = createStreamHandler({ table: this.streamTable });
     this.queue = new StreamQueue(store, tableName);
   }
 
@@ -118,6 +124,14 @@ export class World {
       claims: items.filter((item) => item.t === 'claim'),
       allocations: items.filter((item) => item.t === 'alloc'),
     };
+  }
+
+  /** One run of the repair sweep over the model's namespace (lib/service/repair.ts). */
+  async repair(): Promise<RepairReport> {
+    this.sweeps++;
+    const report = await sweepNamespace({ table: this.streamTable }, NAMESPACE, { recheckMs: 0 });
+    this.repairs += Object.values(report.fixed).reduce((sum, n) => sum + n, 0);
+    return report;
   }
 
   /** Faults injected so far, by kind, over every instance and the stream function. */

@@ -14,8 +14,11 @@ function concrete(
 const label = (route: Route) => `${route.method} ${route.path}`;
 
 describe('the route table', () => {
-  it('serves healthz, openapi.json, five routes per resource and the map of each pool kind', () => {
-    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3);
+  it('serves healthz, openapi.json, five routes per resource, the map of each pool kind and the repair sweep', () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 1);
+    expect(ROUTES.filter((route) => route.operation === 'repair').map(label)).toEqual([
+      'POST /v1/namespaces/{namespace}/repair',
+    ]);
     expect(RESOURCES).toEqual([
       'indexpools',
       'ipaddresspools',
@@ -70,9 +73,10 @@ describe('the route table', () => {
     });
   });
 
-  it('sends everything but claims to the api function', () => {
-    for (const route of ROUTES.filter((r) => r.resource !== 'claims')) expect(route.function).toBe('api');
-    expect(API_FUNCTIONS).toEqual(['api', 'claim', 'release']);
+  it('sends everything but claims and the repair sweep to the api function', () => {
+    for (const route of ROUTES.filter((r) => r.resource !== 'claims'))
+      expect(route.function).toBe(route.operation === 'repair' ? 'repair' : 'api');
+    expect(API_FUNCTIONS).toEqual(['api', 'claim', 'release', 'repair']);
   });
 });
 

@@ -36,6 +36,7 @@ import {
   putName,
 } from './common.ts';
 import { deleteCustomName } from './allocations.ts';
+import { RepairStore } from '../../store/repairs.ts';
 export interface CheckedPool {
   metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
   spec: PoolRecord['spec'];
@@ -83,6 +84,8 @@ export async function createPool(
     rv: 1,
   };
   const key = objectKey(namespace, info.resource, record.metadata.name);
+  // The repair sweep finds namespaces in this registry (no Scan); before the pool, so none is missed.
+  await new RepairStore(ctx.table).registerNamespace(namespace);
   try {
     await ctx.table.createObject(key, record);
   } catch (error) {

@@ -1,0 +1,63 @@
+/**
+ * The service's Lambda functions, each built from `functions/<name>.ts`: what each is for, how long it may
+ * run, and the least it needs from the table (test/access compares these grants with the calls each makes).
+ */
+import { Duration } from 'aws-cdk-lib';
+import { ALLOCATIONS_INDEX, WAITING_INDEX } from '../store/schema.ts';
+
+export type AllotFunctionName = 'api' | 'claim' | 'release' | 'stream' | 'repair';
+
+const ITEM_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+];
+
+export interface FunctionSettings {
+  readonly description: string;
+  readonly timeout: Duration;
+  /** Actions on the table itself. */
+  readonly tableActions: readonly string[];
+  /** Indexes the function queries (the only action an index takes). */
+  readonly queriedIndexes: readonly string[];
+}
+
+/** Per function: what it is for, how long it may run, and the least it needs from the table. */
+export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> = {
+  api: {
+    description: 'Allot HTTP API: pools, allocation objects, claim reads, 404/405',
+    timeout: Duration.seconds(10),
+    // BatchGetItem: a pool's map reads its group summaries, up to 100 to a request.
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
+    queriedIndexes: [ALLOCATIONS_INDEX],
+  },
+  claim: {
+    description: 'Allot HTTP API: claim create and replace (allocates before answering)',
+    timeout: Duration.seconds(10),
+    tableActions: ITEM_ACTIONS,
+    queriedIndexes: [],
+  },
+  release: {
+    description: 'Allot HTTP API: claim delete',
+    timeout: Duration.seconds(10),
+    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'],
+    queriedIndexes: [],
+  },
+  stream: {
+    description: 'Allot table stream: reclaim, pool status, waiting claims',
+    timeout: Duration.seconds(60),
+    tableActions: ITEM_ACTIONS,
+    queriedIndexes: [WAITING_INDEX],
+  },
+  repair: {
+    description: 'Allot repair sweep: scheduled over every namespace, and on demand for one',
+    // A run stops well before this (it leaves a cursor); one namespace's run is bounded by its budget.
+    timeout: Duration.minutes(2),
+    tableActions: ITEM_ACTIONS,
+    queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX],
+  },
+};
+
+export const FUNCTION_NAMES = Object.keys(FUNCTION_SETTINGS) as AllotFunctionName[];

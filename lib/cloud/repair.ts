@@ -1,0 +1,42 @@
+/**
+ * The repair sweep's place in the deployed stack: an EventBridge rule that runs the repair function every
+ * `repairInterval`, and the metric its alarm watches (the `Repairs` EMF metric, summed over its kinds).
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+
+/** The `Repairs` metric's namespace (functions/observability.ts). */
+const METRICS_NAMESPACE = 'Allot';
+
+export function scheduleRepairs(scope: Construct, fn: lambda.IFunction, interval: Duration): events.Rule {
+  const minutes = interval.toMinutes({ integral: false });
+  if (!Number.isInteger(minutes) || minutes < 1)
+    throw new Error(
+      `AllotService: repairInterval must be a whole number of minutes, not ${interval.toHumanString()}`,
+    );
+  return new events.Rule(scope, 'RepairSchedule', {
+    description: `Allot: the repair sweep over every namespace, every ${interval.toHumanString()}`,
+    schedule: events.Schedule.rate(interval),
+    // A run that fails is not retried: the next one comes at the next interval, from the same cursor.
+    targets: [
+      new targets.LambdaFunction(fn, {
+        event: events.RuleTargetInput.fromObject({ operation: 'repair' }),
+        retryAttempts: 0,
+      }),
+    ],
+  });
+}
+
+/** Fixes the sweep made, every kind together (Metrics Insights over the `Kind` dimension). */
+export function repairsMetric(period = Duration.minutes(10)): cloudwatch.IMetric {
+  return new cloudwatch.MathExpression({
+    expression: `SELECT SUM(Repairs) FROM SCHEMA("${METRICS_NAMESPACE}", Kind, service)`,
+    usingMetrics: {},
+    label: 'Repairs (all kinds)',
+    period,
+  });
+}

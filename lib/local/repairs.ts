@@ -1,0 +1,58 @@
+/**
+ * The repair sweep's schedule for `npm start` (the deployed stack runs it from EventBridge Scheduler):
+ * once at start, so what a crash left behind is healed within a minute of the restart, then every
+ * `intervalMs`. One sweep at a time; every registered namespace, one budgeted run each.
+ */
+import type { ClaimContext } from '../service/context.ts';
+import { REPAIR_KINDS, sweepAll, totalFixed, type RepairReport } from '../service/repair.ts';
+
+/** The local default: a third of a minute, so an orphan past its 30-second grace waits at most 20 s more. */
+export const LOCAL_REPAIR_INTERVAL_MS = 20_000;
+
+export interface RepairLoop {
+  /** Runs a sweep now (after the one in progress, if any). */
+  runNow(): Promise<RepairReport[]>;
+  /** Every sweep so far, added up by kind of fix. */
+  readonly fixed: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+export function startRepairLoop(
+  ctx: ClaimContext,
+  intervalMs: number,
+  log: (line: string) => void = (line) => console.error(line),
+): RepairLoop {
+  const fixed: Record<string, number> = Object.fromEntries(REPAIR_KINDS.map((kind) => [kind, 0]));
+  let running: Promise<RepairReport[]> = Promise.resolve([]);
+  let stopped = false;
+  const sweep = (): Promise<RepairReport[]> => {
+    running = running.then(async () => {
+      if (stopped) return [];
+      try {
+        const reports = await sweepAll(ctx);
+        const total = totalFixed(reports);
+        const repaired = REPAIR_KINDS.filter((kind) => total[kind] > 0);
+        for (const kind of repaired) fixed[kind] = (fixed[kind] ?? 0) + total[kind];
+        if (repaired.length > 0)
+          log(`repair: ${repaired.map((kind) => `${kind} ${total[kind]}`).join(', ')}`);
+        return reports;
+      } catch (error) {
+        log(`repair sweep failed: ${String(error)}`);
+        return [];
+      }
+    });
+    return running;
+  };
+  void sweep();
+  const timer = setInterval(() => void sweep(), intervalMs);
+  timer.unref();
+  return {
+    runNow: sweep,
+    fixed,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,343 @@
+/**
+ * The repair sweep's checks of one pool (service/repair.ts): each allocation object against its claim and
+ * its summary bit, each listed group's bits against the objects, the counts against the summaries, and
+ * the claims that wait for the pool against what is free.
+ */
+import { countCandidates, ordinalOf } from '../domain/candidates.ts';
+import { poolKindInfo } from '../domain/kinds.ts';
+import { spaceOf, timestamp } from '../domain/objects.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
+import { valueKind } from '../domain/spaces.ts';
+import { familyOf, type PoolSpace } from '../domain/values.ts';
+import { isHeld, setHeld, type GroupSummary, type Stored } from '../store/items.ts';
+import {
+  allocationKey,
+  GROUP_BITS,
+  LIST_SHARDS,
+  objectKey,
+  poolKeyOf,
+  type GroupRef,
+  type PoolId,
+} from '../store/keys.ts';
+import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts';
+import { reclaim, refreshPool } from './reconcile.ts';
+import { countSummaries, firstFree } from './tally.ts';
+import {
+  claimItem,
+  exhausted,
+  fix,
+  forgetClaim,
+  handlerMayRun,
+  keyText,
+  spend,
+  zeroCounts,
+  type Sweep,
+} from './repair-sweep.ts';
+
+const OBJECT_PAGE = 100;
+/** Waiting claims of one pool looked at per run (the stream function wakes as many per refresh). */
+const WAITING_LIMIT = 100;
+const GROUP_SIZE = 1n << GROUP_BITS;
+
+const refId = (ref: GroupRef) => `${ref.family ?? 0}:${ref.group.toString(16)}`;
+const sameKey = (a: ItemKey | undefined, b: ItemKey) => a?.pk === b.pk && a.sk === b.sk;
+
+/** One pool's group summaries as this run read them (consistently), and which objects each group has. */
+interface PoolWalk {
+  pool: Stored<PoolRecord>;
+  id: PoolId;
+  summaries: Map<string, { ref: GroupRef; summary: GroupSummary }>;
+  /** Per group, the slots that hold an object; only when this run walked the pool's objects from the start. */
+  seen?: Map<string, Set<bigint>>;
+}
+
+/** Sweeps one pool from the cursor; false when the budget ran out (the cursor says where to go on). */
+export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise<boolean> {
+  const id = { namespace: sweep.namespace, kind: pool.kind, name: pool.metadata.name };
+  const info = poolKindInfo(pool.kind)!;
+  const cursor = sweep.cursor;
+  const walk: PoolWalk = {
+    pool,
+    id,
+    summaries: new Map(),
+    seen: cursor.shard === 0 && cursor.after === undefined ? new Map() : undefined,
+  };
+  while (cursor.shard < LIST_SHARDS) {
+    if (exhausted(sweep)) return false;
+    spend(sweep);
+    const page = await sweep.store.poolAllocations(
+      id,
+      info.allocationResource,
+      cursor.shard,
+      OBJECT_PAGE,
+      cursor.after,
+    );
+    for (const allocation of page.items) await checkAllocation(sweep, walk, allocation);
+    if (page.last !== undefined) cursor.after = page.last;
+    else Object.assign(cursor, { shard: cursor.shard + 1, after: undefined });
+  }
+  // The rest of the pool is one unit of work: its groups, counts and waiting claims.
+  if (exhausted(sweep)) return false;
+  let held: Set<bigint> | undefined;
+  if (sweep.recheckMs > 0 && !sweep.dryRun) {
+    // First only look: a disagreement may be a record in flight, which the stream function settles.
+    const look: Sweep = { ...sweep, dryRun: true, found: zeroCounts(), fixed: zeroCounts() };
+    await checkGroups(look, walk);
+    held = await checkCounts(look, walk);
+    sweep.requests = look.requests;
+    if (look.found.summaryBit + look.found.poolCounts > 0) {
+      await new Promise((resolve) => setTimeout(resolve, sweep.recheckMs));
+      Object.assign(walk, { summaries: new Map(), seen: undefined });
+      held = undefined;
+    }
+  }
+  if (!held) {
+    await checkGroups(sweep, walk);
+    held = await checkCounts(sweep, walk);
+  }
+  if (held) await checkWaiting(sweep, walk, held);
+  return true;
+}
+
+async function readSummary(sweep: Sweep, walk: PoolWalk, ref: GroupRef): Promise<GroupSummary> {
+  const cached = walk.summaries.get(refId(ref));
+  if (cached) return cached.summary;
+  spend(sweep);
+  const summary = await sweep.ctx.table.summaries.readGroup(walk.id, ref);
+  walk.summaries.set(refId(ref), { ref, summary });
+  return summary;
+}
+
+function olderThanGrace(sweep: Sweep, allocation: AllocationRecord): boolean {
+  return Date.now() - Date.parse(allocation.metadata.creationTimestamp) > sweep.graceMs;
+}
+
+/** One allocation object: its summary bit, and its claimRef against the claim it names. */
+async function checkAllocation(
+  sweep: Sweep,
+  walk: PoolWalk,
+  allocation: Stored<AllocationRecord>,
+): Promise<void> {
+  const key = { pk: allocation.pk, sk: allocation.sk };
+  const value = valueKind(allocation.kind).parse(allocation.value);
+  if (value.ok) {
+    const { slot, family } = value.value;
+    const ref = { family, group: slot >> GROUP_BITS };
+    if (walk.seen) {
+      const slots = walk.seen.get(refId(ref)) ?? new Set<bigint>();
+      slots.add(slot);
+      walk.seen.set(refId(ref), slots);
+    }
+    const summary = await readSummary(sweep, walk, ref);
+    // A new object's bit is the stream function's to set: only one older than the grace period is wrong.
+    if (olderThanGrace(sweep, allocation)) {
+      if (!isHeld(summary.bits, Number(slot & (GROUP_SIZE - 1n))))
+        await fix(sweep, 'summaryBit', () => setBit(sweep, walk, ref, slot, key, true));
+      else if (!summary.listed) await fix(sweep, 'summaryBit', () => listGroup(sweep, walk, ref));
+    }
+  }
+  await checkBinding(sweep, allocation, key);
+}
+
+async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: ItemKey): Promise<void> {
+  const { ctx } = sweep;
+  const ref = allocation.spec.claimRef;
+  if (!ref) return;
+  const claimKey = objectKey(sweep.namespace, 'claims', ref.name);
+  const item = await claimItem(sweep, ref.name);
+  const live = item?.t === 'claim' ? item : undefined;
+  if (ref.uid !== '') {
+    if (live && live.metadata.uid === ref.uid) {
+      if (sameKey(live.bound, key)) return;
+      if (live.bound) {
+        // The claim holds another object: this one is from a race it lost and did not give back.
+        if (allocation.origin === 'claim' && olderThanGrace(sweep, allocation))
+          await fix(sweep, 'duplicateAllocation', () =>
+            ctx.table.deleteBoundAllocation(key, ref.name, ref.uid),
+          );
+        return;
+      }
+      // Its handler put the object and never settled the claim (it died, and the record was lost).
+      if (handlerMayRun(live)) return;
+      await fix(sweep, 'unsettledClaim', async () => {
+        forgetClaim(sweep, claimKey);
+        const settled = await settle(
+          ctx,
+          claimKey,
+          live,
+          allocatedOutcome(live, allocation, key, timestamp()),
+        );
+        return sameKey(settled?.bound, key);
+      });
+      return;
+    }
+    // Bound to a claim that no longer exists (released, or recreated under the name).
+    if (!olderThanGrace(sweep, allocation)) return;
+    await fix(sweep, 'orphanedAllocation', async () => {
+      sweep.touched.add(keyText(key));
+      if (allocation.origin === 'claim') return reclaim(ctx, key, allocation);
+      // A user's object keeps its value; the uid that names no claim is cleared (as the stream does).
+      if (!(await ctx.table.setAllocationUid(key, ref.name, ref.uid, ''))) return false;
+      if (!live?.bound) await ctx.table.offerToClaim(claimKey, key);
+      forgetClaim(sweep, claimKey);
+      return true;
+    });
+    return;
+  }
+  // What follows is the stream function's work on the object's own record: left to it while it is new.
+  if (!olderThanGrace(sweep, allocation)) return;
+  if (live) {
+    // Offered to a claim that waits: it may bind it now.
+    if (live.bound || live.phase === 'Allocated' || handlerMayRun(live) || !bindable(allocation, live))
+      return;
+    if (live.phase !== 'Waiting' && live.phase !== 'Allocating') return;
+    await fix(sweep, 'waitingClaim', async () => {
+      forgetClaim(sweep, claimKey);
+      await ctx.table.offerToClaim(claimKey, key);
+      return (await reconcileClaim(ctx, claimKey))?.phase === 'Allocated';
+    });
+    return;
+  }
+  // No claim of the name: its stub must carry the offer, or a claim made under the name never sees it.
+  const stub = item?.t === 'stub' ? item : undefined;
+  if (stub?.offers?.[keyText(key)] !== undefined) return;
+  await fix(sweep, 'lostOffer', async () => {
+    forgetClaim(sweep, claimKey);
+    await ctx.table.offerToClaim(claimKey, key);
+    return true;
+  });
+}
+
+/**
+ * Sets a slot's bit to whether its object exists, if the summary still disagrees and the object (read
+ * consistently) confirms it; conditional on the summary's version, so a stream batch writing the group
+ * meanwhile wins and this tries again on what it wrote.
+ */
+async function setBit(
+  sweep: Sweep,
+  walk: PoolWalk,
+  ref: GroupRef,
+  slot: bigint,
+  key: ItemKey,
+  held: boolean,
+): Promise<boolean> {
+  const { summaries } = sweep.ctx.table;
+  const offset = Number(slot & (GROUP_SIZE - 1n));
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const summary = await summaries.readGroup(walk.id, ref);
+    walk.summaries.set(refId(ref), { ref, summary });
+    if (isHeld(summary.bits, offset) === held) return false;
+    const current = await sweep.ctx.table.get<AllocationRecord>(key);
+    if ((current?.t === 'alloc') !== held) return false;
+    const bits = summary.bits.slice();
+    setHeld(bits, offset, held);
+    if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [])) {
+      walk.summaries.set(refId(ref), {
+        ref,
+        summary: { ...summary, bits, version: (summary.version ?? 0) + 1 },
+      });
+      if (!summary.listed) await listGroup(sweep, walk, ref);
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Lists a group in the pool's directory, so a recount sees it. */
+async function listGroup(sweep: Sweep, walk: PoolWalk, ref: GroupRef): Promise<boolean> {
+  await sweep.ctx.table.summaries.listGroup(walk.id, ref);
+  await sweep.ctx.table.summaries.finishGroup(walk.id, ref, []);
+  const cached = walk.summaries.get(refId(ref));
+  if (cached) cached.summary = { ...cached.summary, listed: true };
+  return true;
+}
+
+/** Each listed group's held bits against the objects: a bit whose object is gone (a lost removal). */
+async function checkGroups(sweep: Sweep, walk: PoolWalk): Promise<void> {
+  const info = poolKindInfo(walk.pool.kind)!;
+  spend(sweep);
+  for await (const ref of sweep.ctx.table.summaries.listedGroups(walk.id)) {
+    const summary = await readSummary(sweep, walk, ref);
+    if (summary.bits.every((byte) => byte === 0)) continue;
+    let objects = walk.seen?.get(refId(ref));
+    if (!objects) {
+      spend(sweep, LIST_SHARDS);
+      objects = await sweep.store.groupSlots(walk.id, info.allocationResource, info.allocationKind, ref);
+    }
+    for (const slot of heldSlotsOf(ref, summary.bits)) {
+      if (objects.has(slot)) continue;
+      const key = allocationKey(walk.id, info.allocationKind, { slot, family: ref.family });
+      if (sweep.touched.has(keyText(key))) continue; // this run deleted it: its record is the stream's
+      await fix(sweep, 'summaryBit', () => setBit(sweep, walk, ref, slot, key, false));
+    }
+  }
+}
+
+function* heldSlotsOf(ref: GroupRef, bits: Uint8Array): Generator<bigint> {
+  for (let index = 0; index < bits.length; index++) {
+    const byte = bits[index]!;
+    if (byte === 0) continue;
+    for (let bit = 0; bit < 8; bit++)
+      if ((byte >> bit) & 1) yield (ref.group << GROUP_BITS) + BigInt(index * 8 + bit);
+  }
+}
+
+/**
+ * The pool's counts against its summaries (which now agree with the objects); recounted when they differ.
+ * Returns the held slots of the pool's family, for the waiting claims.
+ */
+async function checkCounts(sweep: Sweep, walk: PoolWalk): Promise<Set<bigint> | undefined> {
+  spend(sweep, 2 + walk.summaries.size);
+  const pool = await sweep.ctx.table.get<PoolRecord>(poolKeyOf(walk.id));
+  if (pool?.t !== 'pool' || pool.metadata.uid !== walk.pool.metadata.uid) return undefined;
+  const space = spaceOf(pool);
+  const { allocated, heldOrdinals } = await countSummaries(sweep.ctx, walk.id, space);
+  const counts = pool.counts;
+  const wrong =
+    counts === undefined ||
+    counts.generation !== pool.metadata.generation ||
+    counts.allocated !== allocated ||
+    BigInt(counts.held) !== BigInt(heldOrdinals.length) ||
+    BigInt(counts.searchFrom) > firstFree(heldOrdinals, 0n);
+  if (wrong)
+    await fix(sweep, 'poolCounts', async () => {
+      await refreshPool(sweep.ctx, walk.id, [], { recount: true });
+      return true;
+    });
+  const family = familyOf(space);
+  const held = new Set<bigint>();
+  for (const { ref, summary } of walk.summaries.values())
+    if (ref.family === family) for (const slot of heldSlotsOf(ref, summary.bits)) held.add(slot);
+  return held;
+}
+
+/** Claims waiting for the pool although a candidate they may take is free (a lost wake-up). */
+async function checkWaiting(sweep: Sweep, walk: PoolWalk, held: Set<bigint>): Promise<void> {
+  const { ctx } = sweep;
+  spend(sweep);
+  const space = spaceOf(walk.pool);
+  for (const key of await ctx.table.waitingClaims(walk.id, WAITING_LIMIT)) {
+    const item = await claimItem(sweep, key.sk);
+    if (item?.t !== 'claim' || item.phase !== 'Waiting') continue;
+    const reason = item.status.conditions[0]?.reason;
+    if (reason !== 'PoolNotFound' && !couldTake(walk.pool, space, item, held)) continue;
+    await fix(sweep, 'waitingClaim', async () => {
+      forgetClaim(sweep, key);
+      return (await reconcileClaim(ctx, key))?.phase === 'Allocated';
+    });
+  }
+}
+
+/** Whether a candidate the claim may take (its value, or one within its limits) holds no object. */
+function couldTake(pool: PoolRecord, space: PoolSpace, claim: ClaimRecord, held: Set<bigint>): boolean {
+  const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
+  if ('causes' in restricted) return false;
+  if (claim.spec.value !== undefined) {
+    const value = valueKind(poolKindInfo(pool.kind)!.allocationKind).parse(claim.spec.value);
+    if (!value.ok || !space.fits(value.value)) return false;
+    return ordinalOf(restricted.segments, value.value.slot) !== undefined && !held.has(value.value.slot);
+  }
+  let heldWithin = 0n;
+  for (const slot of held) if (ordinalOf(restricted.segments, slot) !== undefined) heldWithin++;
+  return heldWithin < countCandidates(restricted.segments);
+}

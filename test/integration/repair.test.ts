@@ -1,0 +1,304 @@
+/**
+ * The repair sweep (lib/service/repair.ts) against the real store: on a healthy namespace it only reads
+ * (write requests counted by an SDK middleware on its client); with stream records lost for good it finds
+ * each kind of inconsistency, fixes it, and a second sweep then finds nothing; a young orphan is left to
+ * its grace period; a dry run changes nothing; and a small budget sweeps a namespace over several runs.
+ */
+import '../helpers/quiet.ts';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStreamHandler } from '../../functions/stream.ts';
+import type { LocalAllot } from '../../lib/local/server.ts';
+import type { AllocationRecord, ClaimRecord } from '../../lib/domain/records.ts';
+import { sweepNamespace, REPAIR_KINDS, type RepairReport } from '../../lib/service/repair.ts';
+import { objectKey, repairCursorKey } from '../../lib/store/keys.ts';
+import { Table } from '../../lib/store/table.ts';
+import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
+import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
+import { StreamQueue } from '../helpers/stream-queue.ts';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+
+let allot: LocalAllot;
+let queue: StreamQueue;
+let streamHandler: ReturnType<typeof createStreamHandler>;
+const random = seededRandom(14);
+
+beforeAll(async () => {
+  allot = await startTestAllot({ stream: false });
+  queue = new StreamQueue(allot.store, allot.table.tableName);
+  streamHandler = createStreamHandler({ table: allot.table });
+});
+afterAll(async () => {
+  queue.close();
+  await allot.close();
+});
+
+const drain = () => queue.drain((event) => streamHandler(event), random);
+
+/** A sweep whose every DynamoDB call is recorded by a middleware on its own client. */
+async function recordedSweep(namespace: string, options: Parameters<typeof sweepNamespace>[2] = {}) {
+  const recorder = new Faults(random);
+  recorder.record = true;
+  const sdk = faultyClient(allot.store.endpoint, recorder);
+  try {
+    const report = await sweepNamespace(
+      { table: new Table({ tableName: allot.table.tableName, client: sdk }) },
+      namespace,
+      options,
+    );
+    const writes = recorder.calls.filter((call) => WRITES.has(call.operation));
+    return { report, calls: recorder.calls, writes };
+  } finally {
+    sdk.destroy();
+  }
+}
+
+const none = () => Object.fromEntries(REPAIR_KINDS.map((kind) => [kind, 0]));
+
+/** Whether a record is about the item of `type` named `name` (a claim, pool or allocation object). */
+function about(record: DynamoDBRecord, type: string, name: string, eventName?: string): boolean {
+  const image = unmarshall((record.dynamodb?.NewImage ?? record.dynamodb?.OldImage) as never);
+  return image.t === type && image.metadata?.name === name && (!eventName || record.eventName === eventName);
+}
+
+async function items(namespace: string) {
+  const page = await allot.table.doc.send(
+    new ScanCommand({ TableName: allot.table.tableName, ConsistentRead: true }),
+  );
+  const mine = (page.Items ?? []).filter((item) => item.metadata?.namespace === namespace);
+  return {
+    claims: mine.filter((item) => item.t === 'claim') as ClaimRecord[],
+    allocations: mine.filter((item) => item.t === 'alloc') as AllocationRecord[],
+  };
+}
+
+/** What must hold in a namespace once the stream has drained: the drained invariants of the model. */
+async function violations(namespace: string, pools: string[]): Promise<string[]> {
+  const api = client(allot.url, namespace);
+  const { claims, allocations } = await items(namespace);
+  const found: string[] = [];
+  const uids = new Set(claims.map((c) => c.metadata.uid));
+  for (const a of allocations)
+    if (a.spec.claimRef?.uid && !uids.has(a.spec.claimRef.uid))
+      found.push(`${a.metadata.name} is bound to a missing claim`);
+  for (const c of claims) if (c.phase === 'Allocating') found.push(`${c.metadata.name} is Allocating`);
+  for (const c of claims)
+    if (c.phase === 'Allocated' && !allocations.some((a) => a.spec.claimRef?.uid === c.metadata.uid))
+      found.push(`${c.metadata.name} holds no object`);
+  for (const name of pools) {
+    const pool = (await api.get(`indexpools/${name}`)).body;
+    const held = allocations.filter((a) => a.spec.poolRef.name === name).length;
+    if (pool.status?.allocated !== held)
+      found.push(`pool ${name} says ${pool.status?.allocated} allocated, ${held} objects exist`);
+  }
+  return found;
+}
+
+describe('the repair sweep', () => {
+  it('only reads in a healthy namespace', async () => {
+    const ns = 'healthy';
+    const api = client(allot.url, ns);
+    await api.post('indexpools', indexPool('small', ['1..3']));
+    await api.post('indexpools', indexPool('kept', ['1..5'], { reclaimPolicy: 'Retain' }));
+    await api.post('ipaddresspools', {
+      metadata: { name: 'ips' },
+      spec: { prefixes: ['10.0.0.0/29'] },
+    });
+    for (const name of ['a1', 'a2', 'a3', 'a4'])
+      await api.post('claims', claim(name, { kind: 'IndexPool', name: 'small' }));
+    await api.post('claims', claim('b1', { kind: 'IndexPool', name: 'kept' }));
+    await api.post('claims', claim('ip1', { kind: 'IPAddressPool', name: 'ips' }));
+    await api.post('claims', claim('early', { kind: 'IndexPool', name: 'later' }));
+    await api.post('claims', claim('pick', { kind: 'IndexPool', name: 'kept' }, { value: 2 }));
+    await api.post('indices', {
+      metadata: { name: 'kept-5' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'kept' }, index: 5, claimRef: { name: 'future' } },
+    });
+    await drain();
+    expect((await api.delete('claims/b1')).status).toBe(200); // Retain: uid cleared, offered to the name
+    await drain();
+    expect((await api.get('claims/a4')).body.status.conditions[0].reason).toBe('PoolExhausted');
+
+    const { report, calls, writes } = await recordedSweep(ns);
+    expect(writes).toEqual([]);
+    expect(report.found).toEqual(none());
+    expect(report.complete).toBe(true);
+    expect(new Set(calls.map((call) => call.operation))).toEqual(new Set(['GetItem', 'Query']));
+    expect(await violations(ns, ['small', 'kept'])).toEqual([]);
+  });
+
+  it('finds and fixes what lost stream records leave behind, then finds nothing', async () => {
+    const ns = 'lossy';
+    const api = client(allot.url, ns);
+    await api.post('indexpools', indexPool('r', ['1..20']));
+    await api.post('indexpools', indexPool('k', ['1..20'], { reclaimPolicy: 'Retain' }));
+    for (const name of ['gone', 'held'])
+      await api.post('claims', claim(name, { kind: 'IndexPool', name: 'r' }));
+    await api.post('claims', claim('kept', { kind: 'IndexPool', name: 'k' }));
+    await api.post('claims', claim('early', { kind: 'IndexPool', name: 'late' }));
+    await api.post('indices', {
+      metadata: { name: 'r-9' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'r' }, index: 9, claimRef: { name: 'nobody' } },
+    });
+    await drain();
+    const lost: number[] = [];
+    // A release whose record is lost: Recycle never deletes, Retain never clears the uid.
+    await api.delete('claims/gone');
+    await api.delete('claims/kept');
+    lost.push(queue.lose((r) => r.eventName === 'REMOVE'));
+    // A new allocation whose record is lost: its bit and the counts never see it.
+    await api.post('claims', claim('fresh', { kind: 'IndexPool', name: 'r' }));
+    lost.push(queue.lose((r) => r.eventName === 'INSERT'));
+    // A pool whose creation record is lost: its waiting claim never wakes, and it has no counts.
+    await api.post('indexpools', indexPool('late', ['1..5']));
+    lost.push(queue.lose((r) => about(r, 'pool', 'late')));
+    // An object deleted under its claim, and the object offered to a name, both records lost.
+    const heldValue = (await api.get('claims/held')).body.status.value;
+    await api.delete(`indices/r-${heldValue}`);
+    await api.delete('indices/r-9');
+    lost.push(queue.lose((r) => r.eventName === 'REMOVE'));
+    // A claim whose handler died mid-allocation, its record lost.
+    await allot.table.createObject(objectKey(ns, 'claims', 'stuck'), {
+      t: 'claim',
+      metadata: {
+        name: 'stuck',
+        namespace: ns,
+        uid: 'uid-stuck',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
+      spec: { poolRef: { kind: 'IndexPool', name: 'r' } },
+      status: { conditions: [] },
+      phase: 'Allocating',
+      allocatingUntil: new Date(Date.now() - 1000).toISOString(),
+      rv: 1,
+    });
+    lost.push(queue.lose((r) => about(r, 'claim', 'stuck')));
+    // A claim left waiting although its pool has room (its wake-up was lost), its record lost too.
+    await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
+      t: 'claim',
+      metadata: {
+        name: 'idle',
+        namespace: ns,
+        uid: 'uid-idle',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
+      spec: { poolRef: { kind: 'IndexPool', name: 'k' } },
+      status: {
+        conditions: [
+          {
+            type: 'Allocated',
+            status: 'False',
+            reason: 'PoolExhausted',
+            message: 'no candidate of k is free',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+      phase: 'Waiting',
+      rv: 1,
+    });
+    lost.push(queue.lose((r) => about(r, 'claim', 'idle')));
+    expect(lost.every((n) => n > 0)).toBe(true);
+    await drain();
+    expect((await violations(ns, ['r', 'k', 'late'])).length).toBeGreaterThan(0);
+
+    const { report } = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    for (const kind of [
+      'orphanedAllocation',
+      'summaryBit',
+      'poolCounts',
+      'waitingClaim',
+      'stuckClaim',
+      'lostAllocation',
+      'staleStub',
+    ] as const) {
+      expect(report.found[kind], kind).toBeGreaterThan(0);
+      expect(report.fixed[kind], kind).toBe(report.found[kind]);
+    }
+    await drain();
+    expect(await violations(ns, ['r', 'k', 'late'])).toEqual([]);
+    expect((await api.get('claims/early')).body.status.conditions[0].reason).toBe('Allocated');
+    expect((await api.get('claims/held')).body.status.conditions[0].reason).toBe('Allocated');
+    expect((await allot.table.get<{ t: string }>(objectKey(ns, 'claims', 'nobody')))?.t).toBeUndefined();
+    const kept = (await items(ns)).allocations.find((a) => a.spec.claimRef?.name === 'kept');
+    expect(kept?.spec.claimRef).toEqual({ name: 'kept', uid: '' });
+
+    const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(again.report.found).toEqual(none());
+    expect(again.writes).toEqual([]);
+  });
+
+  it('leaves an orphan younger than the grace period, and a dry run changes nothing', async () => {
+    const ns = 'young';
+    const api = client(allot.url, ns);
+    await api.post('indexpools', indexPool('p', ['1..5']));
+    await api.post('claims', claim('c', { kind: 'IndexPool', name: 'p' }));
+    await drain();
+    await api.delete('claims/c');
+    queue.lose((r) => r.eventName === 'REMOVE');
+    const young = await recordedSweep(ns);
+    expect(young.report.found.orphanedAllocation).toBe(0);
+    expect(young.writes).toEqual([]);
+    const dry = await recordedSweep(ns, { graceMs: 0, dryRun: true });
+    expect(dry.report.found.orphanedAllocation).toBe(1);
+    expect(dry.report.fixed).toEqual(none());
+    expect(dry.writes).toEqual([]);
+    const real = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(real.report.fixed.orphanedAllocation).toBe(1);
+    await drain();
+    expect(await violations(ns, ['p'])).toEqual([]);
+  });
+
+  it(
+    'sweeps a namespace over several runs within a small budget, resuming from its cursor',
+    { timeout: 120_000 },
+    async () => {
+      const ns = 'large';
+      const api = client(allot.url, ns);
+      await api.post('indexpools', indexPool('big', ['1..400']));
+      await api.post('indexpools', indexPool('other', ['1..50']));
+      await Promise.all(
+        Array.from({ length: 4 }, async (_, worker) => {
+          for (let i = worker; i < 160; i += 4)
+            await api.post('claims', claim(`c${i}`, { kind: 'IndexPool', name: i % 2 ? 'big' : 'other' }));
+        }),
+      );
+      await drain();
+      // One lost release near the end of the walk, so only a sweep that gets there finds it.
+      await api.delete('claims/c159');
+      queue.lose((r) => r.eventName === 'REMOVE');
+      const reports: RepairReport[] = [];
+      for (let run = 0; run < 50; run++) {
+        const { report, writes } = await recordedSweep(ns, { budget: 40, graceMs: 0, recheckMs: 0 });
+        reports.push(report);
+        const cursor = await allot.table.get(repairCursorKey(ns));
+        if (report.complete) {
+          expect(cursor).toBeUndefined();
+          break;
+        }
+        expect(cursor).toBeDefined();
+        expect(writes.length).toBeGreaterThan(0);
+      }
+      expect(reports.length).toBeGreaterThan(2);
+      // A run also stops at its deadline (a Lambda's), whatever is left of its budget, keeping its cursor.
+      const late = await recordedSweep(ns, { stopBy: Date.now() - 1, restart: true });
+      expect(late.report.complete).toBe(false);
+      expect(await allot.table.get(repairCursorKey(ns))).toBeDefined();
+      await recordedSweep(ns, { recheckMs: 0 }); // goes on from there, to the end
+      expect(reports.at(-1)!.complete).toBe(true);
+      expect(Math.max(...reports.map((report) => report.requests))).toBeLessThan(40 + 120);
+      expect(reports.reduce((sum, report) => sum + report.fixed.orphanedAllocation, 0)).toBe(1);
+      await drain();
+      expect(await violations(ns, ['big', 'other'])).toEqual([]);
+    },
+  );
+});
