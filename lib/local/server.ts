@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { createClaimsHandler } from '../../functions/claims-handler.ts';
@@ -24,6 +25,8 @@ export interface LocalAllotOptions {
   tableName?: string;
   /** Set false to run without the stream emulation (tests that feed the stream function by hand). */
   stream?: boolean;
+  /** The HTTP handler's own DynamoDB client, made for the store's endpoint (tests give it faults). */
+  apiClient?: (endpoint: string) => DynamoDBClient;
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
@@ -134,7 +137,10 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     });
     stream = localStream;
   }
-  const httpHandler = createHttpHandler({ table });
+  const apiClient = options.apiClient?.(store.endpoint);
+  const httpHandler = createHttpHandler({
+    table: apiClient ? new Table({ tableName, client: apiClient }) : table,
+  });
   const invocable = {
     claim: createClaimsHandler({ operations: ['claim'], claimMetrics: true, context: { table } }),
     release: createClaimsHandler({ operations: ['release'], context: { table } }),
@@ -184,6 +190,7 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       await closed;
       await stream?.stop();
       client.destroy();
+      apiClient?.destroy();
       await store.close();
     },
   };

@@ -9,7 +9,13 @@ import { allocateNext, SUMMARY_SPAN, type AllocationPort } from '../domain/alloc
 import { ordinalOf, spanStartOrdinal, type Segment } from '../domain/candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../domain/kinds.ts';
 import { allocationRefOf, condition, spaceOf, timestamp } from '../domain/objects.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
+import type {
+  AllocationRecord,
+  ClaimRecord,
+  ItemKey,
+  NameHoldRecord,
+  PoolRecord,
+} from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import type { ClaimContext } from './context.ts';
 import { familyOf, type ParsedValue } from '../domain/values.ts';
@@ -224,16 +230,22 @@ export async function decide(
     }
     if (await tryCreate(value.value)) return allocated(0);
     const key = allocationKey(poolId, info.allocationKind, value.value);
-    const holder = await ctx.table.get<AllocationRecord>(key);
+    const held = await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
+    // A name hold (service/name-holds.ts) holds the value for the object its name points at.
+    const holder = held?.t === 'alloc' ? held : undefined;
     if (holder && bindable(holder, claim)) {
       const outcome = await bind(ctx, claim, key, holder);
       if (outcome) return { outcome, collisions: 0 };
     }
-    const by = holder?.spec.claimRef?.name ? ` (claim ${holder.spec.claimRef.name})` : '';
+    const by = holder?.spec.claimRef?.name
+      ? ` (claim ${holder.spec.claimRef.name})`
+      : held?.t === 'hold'
+        ? ' (its name)'
+        : '';
     return {
       outcome: waitingOutcome(
         'ValueTaken',
-        `${value.value.value} is held by ${holder?.metadata.name ?? 'another allocation object'}${by}`,
+        `${value.value.value} is held by ${held?.metadata.name ?? 'another allocation object'}${by}`,
         now,
       ),
       collisions: 1,
@@ -506,9 +518,60 @@ export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<C
   const claim = await waitForHandler(ctx, key);
   if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating'))
     return claim?.t === 'claim' ? claim : undefined;
+  return takeOver(ctx, key, claim);
+}
+
+/** Decides and settles a claim that another actor left waiting or allocating. */
+async function takeOver(
+  ctx: ClaimContext,
+  key: ItemKey,
+  claim: ClaimRecord,
+): Promise<ClaimRecord | undefined> {
   const pool = await readPool(ctx, poolIdOf(claim));
   const { outcome } = await decide(ctx, claim, pool, Object.values(claim.offers ?? {}));
   return settle(ctx, key, claim, outcome);
+}
+
+/**
+ * How long a request that finds its claim mid-allocation waits for that allocation's own handler before
+ * it finishes the allocation itself: a live handler takes milliseconds; well inside the claim function's
+ * timeout (10 s) and API Gateway's 30 s.
+ */
+export const CLAIM_WAIT_MS = 5_000;
+
+/**
+ * A claim that another request is allocating (ten identical PUTs at once, a client's retry, api.md
+ * "Routes": no answer carries a claim still being allocated). Waits for that request's outcome, polling
+ * with consistent reads and a backoff, for at most CLAIM_WAIT_MS and never past the handler's deadline;
+ * a claim still allocating then is finished here, as the stream function would at the deadline (its
+ * handler died, or is very slow). That is safe with the first handler still alive: both settles are
+ * conditional on the claim's uid and on what it holds, the one that loses gives its allocation back, and
+ * each answers the claim as settled (service/decide.ts, settle). Costs nothing when the claim is not
+ * allocating. Undefined when the claim went meanwhile.
+ */
+export async function allocationOutcome(
+  ctx: ClaimContext,
+  key: ItemKey,
+  claim: ClaimRecord,
+): Promise<ClaimRecord | undefined> {
+  const giveUpAt = Date.now() + CLAIM_WAIT_MS;
+  let current: ClaimRecord | undefined = claim;
+  let delay = 10;
+  let tookOver: string | undefined;
+  while (current?.phase === 'Allocating' && Date.now() < giveUpAt + CLAIM_WAIT_MS) {
+    const deadline = current.allocatingUntil ? Date.parse(current.allocatingUntil) : 0;
+    // Once per claim: a takeover that finds it recreated (another uid, allocating) waits for that one.
+    if (tookOver !== current.metadata.uid && Date.now() >= Math.min(deadline, giveUpAt)) {
+      tookOver = current.metadata.uid;
+      current = await takeOver(ctx, key, current);
+      continue;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 250);
+    const read = await ctx.table.get<ClaimRecord>(key);
+    current = read?.t === 'claim' ? read : undefined;
+  }
+  return current;
 }
 
 /**

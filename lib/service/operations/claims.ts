@@ -22,7 +22,15 @@ import {
   WITHIN_MAX,
   type JsonObject,
 } from '../../domain/validation.ts';
-import { decide, HANDLER_DEADLINE_MS, poolIdOf, poolRefValid, readPool, settle } from '../decide.ts';
+import {
+  allocationOutcome,
+  decide,
+  HANDLER_DEADLINE_MS,
+  poolIdOf,
+  poolRefValid,
+  readPool,
+  settle,
+} from '../decide.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
@@ -197,7 +205,9 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
   const checked = checkClaimBody(namespace, body, name);
   const key = claimKeyOf(namespace, name);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
-    const current = await ctx.table.get<ClaimRecord>(key);
+    const read = await ctx.table.get<ClaimRecord>(key);
+    // Another request is allocating it: its outcome first (never answered mid-allocation).
+    const current = read?.phase === 'Allocating' ? await allocationOutcome(ctx, key, read) : read;
     if (current?.t !== 'claim') return createClaim(request, ctx, name);
     const causes = new Causes();
     const was = normalizeSpec(current.spec);
