@@ -66,6 +66,23 @@ describe('ten identical PUTs of one new claim at once', () => {
   });
 });
 
+describe('identical PUTs that change a waiting claim', () => {
+  // Found by the model: the first PUT wrote the new spec and allocated, while the others answered the
+  // claim as written, with the old spec's reason; the change now allocates as a new claim does.
+  it('all answer the outcome of the new spec, not the old reason', async () => {
+    await api.post('indexpools', indexPool('respec', ['0']));
+    const waiting = await api.post('claims', claim('respec-a', ref('respec'), { within: '1..1' }));
+    expect(allocatedState(waiting.body)).toBe('False/PoolExhausted');
+    const body = claim('respec-a', ref('respec'));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => api.put('claims/respec-a', body)));
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(allocatedState(answer.body)).toBe('True/Allocated');
+      expect(answer.body.status.value).toBe('0');
+    }
+  });
+});
+
 describe('a claim whose first request died mid-allocation, asked for again before the deadline', () => {
   it('before its allocation put: a PUT again takes the allocation over and answers the value', async () => {
     await api.post('indexpools', indexPool('died', ['1..10']));

@@ -21,14 +21,29 @@ const POOLS = [
   { name: 'p2', reclaimPolicy: 'Retain' },
 ] as const;
 const CLAIM_NAMES = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'];
+/** Pools an object's name may stand for: the model's own, and one that is never created. */
+const NAME_POOLS = [...POOLS.map((pool) => pool.name), 'p9'];
 const INSTANCES = 3;
 
 type Action =
   | { type: 'pool'; pool: number; ranges: string[] }
   | { type: 'claim'; method: 'POST' | 'PUT'; name: string; pool: number; value?: number; within?: string }
   | { type: 'release'; name: string }
+  /** Identical PUTs of one claim at once, each on its own instance. */
+  | { type: 'burst'; name: string; pool: number; copies: number }
   | { type: 'deletePool'; pool: number; cascade: boolean }
-  | { type: 'preprovision'; pool: number; value: number; name: string; allowBinding: boolean }
+  | {
+      type: 'preprovision';
+      method: 'POST' | 'PUT';
+      pool: number;
+      value: number;
+      name: string;
+      allowBinding: boolean;
+      /** The object's name stands for this value instead of its own: `p1-7`, or `p9-3`. */
+      namedAs?: { pool: number; value: number };
+    }
+  /** DELETE of an allocation object by the name `<pool>-<value>`, whichever object has it. */
+  | { type: 'unprovision'; named: { pool: number; value: number } }
   | { type: 'stream'; size: number; duplicate: boolean; replay: boolean };
 
 interface Op {
@@ -47,6 +62,7 @@ const rangesArb = fc
   });
 const claimName = fc.constantFrom(...CLAIM_NAMES);
 const poolIndex = fc.integer({ min: 0, max: POOLS.length - 1 });
+const namedValue = fc.record({ pool: fc.integer({ min: 0, max: NAME_POOLS.length - 1 }), value });
 
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
   {
@@ -77,13 +93,31 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   {
+    weight: 3,
+    arbitrary: fc.record(
+      {
+        type: fc.constant('preprovision' as const),
+        method: fc.constantFrom('POST' as const, 'PUT' as const),
+        pool: poolIndex,
+        value,
+        name: claimName,
+        allowBinding: fc.boolean(),
+        namedAs: namedValue,
+      },
+      { requiredKeys: ['type', 'method', 'pool', 'value', 'name', 'allowBinding'] },
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ type: fc.constant('unprovision' as const), named: namedValue }),
+  },
+  {
     weight: 2,
     arbitrary: fc.record({
-      type: fc.constant('preprovision' as const),
-      pool: poolIndex,
-      value,
+      type: fc.constant('burst' as const),
       name: claimName,
-      allowBinding: fc.boolean(),
+      pool: poolIndex,
+      copies: fc.integer({ min: 2, max: INSTANCES }),
     }),
   },
   {
@@ -122,7 +156,7 @@ interface Run {
   retries: number;
 }
 
-function request(action: Exclude<Action, { type: 'stream' }>): {
+function request(action: Exclude<Action, { type: 'stream' | 'burst' }>): {
   method: string;
   path: string;
   body?: unknown;
@@ -157,12 +191,16 @@ function request(action: Exclude<Action, { type: 'stream' }>): {
         method: 'DELETE',
         path: `indexpools/${POOLS[action.pool]!.name}${action.cascade ? '?cascade=true' : ''}`,
       };
+    case 'unprovision':
+      return { method: 'DELETE', path: `indices/${NAME_POOLS[action.named.pool]}-${action.named.value}` };
     case 'preprovision': {
       const pool = POOLS[action.pool]!.name;
-      const name = `${pool}-${action.value}`;
+      const name = action.namedAs
+        ? `${NAME_POOLS[action.namedAs.pool]}-${action.namedAs.value}`
+        : `${pool}-${action.value}`;
       return {
-        method: 'PUT',
-        path: `indices/${name}`,
+        method: action.method,
+        path: action.method === 'PUT' ? `indices/${name}` : 'indices',
         body: {
           metadata: { name, annotations: action.allowBinding ? { [ALLOW_BINDING]: 'true' } : {} },
           spec: {
@@ -176,10 +214,37 @@ function request(action: Exclude<Action, { type: 'stream' }>): {
   }
 }
 
-async function runOp(run: Run, op: Op): Promise<(Answer & { retried?: boolean }) | undefined> {
+/** A claim PUT's body, as a burst sends it. */
+function claimPut(name: string, pool: number) {
+  return {
+    method: 'PUT',
+    path: `claims/${name}`,
+    body: { metadata: { name }, spec: { poolRef: { kind: 'IndexPool', name: POOLS[pool]!.name } } },
+  };
+}
+
+type OpAnswer = Answer & { retried?: boolean; burst?: Answer[] };
+
+async function runOp(run: Run, op: Op): Promise<OpAnswer | undefined> {
   const { world } = run;
   run.operations++;
+  if (op.action.type === 'burst') {
+    const { method, path, body } = claimPut(op.action.name, op.action.pool);
+    const copies = Array.from(
+      { length: op.action.copies },
+      (_, i) => world.instances[(op.instance + i) % INSTANCES]!,
+    );
+    const burst = await Promise.all(copies.map((instance) => instance.call(method, path, body)));
+    for (const answer of burst) {
+      if (answer.status >= 500 && !run.faulty)
+        run.violations.push(`${method} ${path} answered ${answer.status} without any fault`);
+    }
+    const worst = burst.reduce((a, b) => (b.status > a.status ? b : a));
+    diedOrFailed(run, op, worst);
+    return { ...worst, burst };
+  }
   const faults = op.action.type === 'stream' ? world.streamFaults : world.instances[op.instance]!.faults;
+  // (a burst's copies run on their own instances; its death, if any, is on the first)
   if (op.dieBefore !== undefined) faults.dieBeforeCall(op.dieBefore);
   let answer: Answer | undefined;
   if (op.action.type === 'stream') {
@@ -222,21 +287,48 @@ function diedOrFailed(run: Run, op: Op, answer: Answer | undefined): boolean {
   return true;
 }
 
+/** The claim answers a caller got are never mid-allocation (api.md, "Routes"). */
+function allocating(answer: Answer): boolean {
+  return answer.status < 300 && answer.body?.status?.conditions?.[0]?.reason === 'Allocating';
+}
+
+/**
+ * The answers of a burst of identical PUTs of one claim agree: one uid, one outcome (the value, or the
+ * reason it waits), none mid-allocation.
+ */
+function burstViolations(name: string, burst: Answer[]): string[] {
+  const answered = burst.filter((answer) => answer.status < 300);
+  const outcome = (answer: Answer) =>
+    JSON.stringify([
+      answer.body.metadata.uid,
+      answer.body.status?.value,
+      answer.body.status?.conditions?.[0]?.reason,
+    ]);
+  const outcomes = new Set(answered.map(outcome));
+  return outcomes.size > 1 ? [`identical PUTs of claim ${name} answered ${[...outcomes].join(' and ')}`] : [];
+}
+
 /** What the answers of one step say, for names no other operation of the step touched. */
-function learn(
-  model: Model,
-  ops: Op[],
-  answers: ((Answer & { retried?: boolean }) | undefined)[],
-  violations: string[],
-): void {
+function learn(model: Model, ops: Op[], answers: (OpAnswer | undefined)[], violations: string[]): void {
   const touches = new Map<string, number>();
   for (const op of ops) {
-    if (op.action.type === 'claim' || op.action.type === 'release')
+    if (op.action.type === 'claim' || op.action.type === 'release' || op.action.type === 'burst')
       touches.set(op.action.name, (touches.get(op.action.name) ?? 0) + 1);
   }
   ops.forEach((op, i) => {
     const answer = answers[i];
     const action = op.action;
+    if (action.type === 'burst') {
+      if (touches.get(action.name)! === 1 && answer?.burst) {
+        violations.push(...burstViolations(action.name, answer.burst));
+        for (const one of answer.burst)
+          if (allocating(one)) violations.push(`a PUT of claim ${action.name} answered it mid-allocation`);
+      }
+      model.told.delete(action.name);
+      return;
+    }
+    if (action.type === 'claim' && touches.get(action.name)! === 1 && answer && allocating(answer))
+      violations.push(`${action.method} of claim ${action.name} answered it mid-allocation`);
     if (action.type === 'pool' && answer && answer.status < 300) model.pools.add(POOLS[action.pool]!.name);
     if (action.type !== 'claim' && action.type !== 'release') return;
     if (touches.get(action.name)! > 1 || !answer) {

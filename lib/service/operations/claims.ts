@@ -121,6 +121,20 @@ export function claimKeyOf(namespace: string, name: string): ItemKey {
   return objectKey(namespace, 'claims', name);
 }
 
+/**
+ * A claim while its handler allocates: written before the allocation, so the stream function finds it
+ * (and takes over at `allocatingUntil`) if the handler dies, and another request waits for the outcome.
+ */
+function allocatingState(now = timestamp()): Pick<ClaimRecord, 'status' | 'phase' | 'allocatingUntil'> {
+  return {
+    status: {
+      conditions: [condition('Allocated', 'Unknown', 'Allocating', 'a value is being allocated', now)],
+    },
+    phase: 'Allocating',
+    allocatingUntil: new Date(Date.now() + HANDLER_DEADLINE_MS).toISOString(),
+  };
+}
+
 export async function createClaim(
   request: OperationRequest,
   ctx: ClaimContext,
@@ -136,11 +150,7 @@ export async function createClaim(
     t: 'claim',
     metadata: newMetadata(claimName, namespace, checked.metadata.labels, checked.metadata.annotations),
     spec: checked.spec,
-    status: {
-      conditions: [condition('Allocated', 'Unknown', 'Allocating', 'a value is being allocated', now)],
-    },
-    phase: 'Allocating',
-    allocatingUntil: new Date(Date.now() + HANDLER_DEADLINE_MS).toISOString(),
+    ...allocatingState(now),
     rv: 1,
   };
   const refValid = poolRefValid(record);
@@ -231,6 +241,11 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
       JSON.stringify(current.metadata.annotations ?? {}) === JSON.stringify(checked.metadata.annotations);
     if (unchanged) return { statusCode: 200, body: claimObject(current) };
     const specChanged = !sameClaimSpec(current.spec, checked.spec);
+    // A waiting claim whose limits changed tries again at once: allocating again, as a new claim is, so
+    // a request that reads it meanwhile waits for the outcome instead of answering the old reason.
+    const again = specChanged && current.phase === 'Waiting';
+    const pool = again ? await readPool(ctx, poolIdOf(current)) : undefined;
+    if (pool) checkClaimAgainstPool(checked.spec, pool, name);
     const record: ClaimRecord = {
       ...stripKeys(current),
       metadata: {
@@ -240,6 +255,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
         generation: current.metadata.generation + (specChanged ? 1 : 0),
       },
       spec: checked.spec,
+      ...(again ? allocatingState() : {}),
       rv: current.rv + 1,
     };
     try {
@@ -248,10 +264,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
       if (error instanceof ConditionFailedError) continue;
       throw error;
     }
-    // A waiting claim whose limits changed tries again at once.
-    if (specChanged && record.phase === 'Waiting') {
-      const pool = await readPool(ctx, poolIdOf(record));
-      if (pool) checkClaimAgainstPool(record.spec, pool, name);
+    if (again) {
       const { outcome } = await decide(ctx, record, pool);
       const settled = await settle(ctx, key, record, outcome);
       return { statusCode: 200, body: claimObject(settled ?? record) };
