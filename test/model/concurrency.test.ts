@@ -154,6 +154,12 @@ interface Run {
   violations: string[];
   operations: number;
   retries: number;
+  /**
+   * Claims whose allocation object a user deleted since the last drain (`true`: maybe any claim): each
+   * allocates again once the stream has seen the delete (api.md allows the delete), so until the drain
+   * the per-step checks of what such a claim holds do not apply to it.
+   */
+  disowned: Set<string> | true;
 }
 
 function request(action: Exclude<Action, { type: 'stream' | 'burst' }>): {
@@ -402,8 +408,10 @@ class StepCommand implements fc.AsyncCommand<Model, Run> {
     // One stream batch in flight at a time, as one shard's event source mapping delivers.
     const answers = await Promise.all(this.ops.map((op) => runOp(run, op)));
     learn(model, this.ops, answers, run.violations);
+    disown(model, run, this.ops, answers);
     const snapshot = await run.world.snapshot();
-    run.violations.push(...alwaysViolations(snapshot), ...toldViolations(model, snapshot));
+    const always = alwaysViolations(snapshot).filter((violation) => !aboutDisowned(run, violation));
+    run.violations.push(...always, ...toldViolations(model, snapshot));
     expect(run.violations).toEqual([]);
   }
   toString = () => `step(${JSON.stringify(this.ops)})`;
@@ -417,8 +425,34 @@ class DrainCommand implements fc.AsyncCommand<Model, Run> {
   toString = () => 'drain';
 }
 
+/** A user's delete of an object a claim holds: the claim is no longer told its value. */
+function disown(model: Model, run: Run, ops: Op[], answers: (OpAnswer | undefined)[]): void {
+  ops.forEach((op, i) => {
+    if (op.action.type !== 'unprovision') return;
+    const answer = answers[i];
+    if (answer && answer.status < 300) {
+      const holder = answer.body.spec?.claimRef?.name as string | undefined;
+      if (holder === undefined) return;
+      model.told.delete(holder);
+      if (run.disowned !== true) run.disowned.add(holder);
+    } else if (!answer || answer.status >= 500) {
+      model.told.clear();
+      run.disowned = true;
+    }
+  });
+}
+
+function aboutDisowned(run: Run, violation: string): boolean {
+  // Only what a claim holds (a name like c0 in the sentence); names and values are checked regardless.
+  if (!/^claims? c[0-9]/.test(violation)) return false;
+  const claims = [...violation.matchAll(/\bc[0-9]+\b/g)].map((match) => match[0]);
+  if (claims.length === 0) return false;
+  return run.disowned === true || claims.some((name) => (run.disowned as Set<string>).has(name));
+}
+
 async function drain(run: Run, model: Model): Promise<void> {
   const { world } = run;
+  run.disowned = new Set();
   // Faults stop for the drain (retries succeed eventually), and every dead handler's deadline passes.
   world.setFaultRate(0);
   run.clock.passHandlerDeadline();
@@ -470,7 +504,15 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
       fc.integer({ min: 1, max: 2 ** 30 }),
       async (commands, seed) => {
         const world = await World.create(store, seed, INSTANCES);
-        const run: Run = { world, clock, faulty, violations: [], operations: 0, retries: 0 };
+        const run: Run = {
+          world,
+          clock,
+          faulty,
+          violations: [],
+          operations: 0,
+          retries: 0,
+          disowned: new Set(),
+        };
         const model: Model = { told: new Map(), pools: new Set() };
         if (faulty) world.setFaultRate(FAULT_RATE);
         try {

@@ -22,15 +22,8 @@ import {
   WITHIN_MAX,
   type JsonObject,
 } from '../../domain/validation.ts';
-import {
-  allocationOutcome,
-  decide,
-  HANDLER_DEADLINE_MS,
-  poolIdOf,
-  poolRefValid,
-  readPool,
-  settle,
-} from '../decide.ts';
+import { decide, HANDLER_DEADLINE_MS, poolIdOf, poolRefValid, readPool, settle } from '../decide.ts';
+import { allocationOutcome } from '../outcome.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';

@@ -13,7 +13,7 @@ import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
 import { isObject, type JsonObject, type Metadata } from '../../domain/validation.ts';
 import { decodeContinue, encodeContinue, objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
-import { allocationOutcome } from '../decide.ts';
+import { allocationOutcome } from '../outcome.ts';
 export interface OperationRequest {
   params: Record<string, string>;
   query: Record<string, string | undefined>;
