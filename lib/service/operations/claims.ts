@@ -22,7 +22,15 @@ import {
   WITHIN_MAX,
   type JsonObject,
 } from '../../domain/validation.ts';
-import { decide, HANDLER_DEADLINE_MS, poolIdOf, poolRefValid, readPool, settle } from '../decide.ts';
+import {
+  decide,
+  HANDLER_DEADLINE_MS,
+  poolIdOf,
+  poolRefValid,
+  readPool,
+  settle,
+  type Outcome,
+} from '../decide.ts';
 import { allocationOutcome } from '../outcome.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
@@ -128,6 +136,16 @@ function allocatingState(now = timestamp()): Pick<ClaimRecord, 'status' | 'phase
   };
 }
 
+/**
+ * The claim as its outcome made it, for the answer when the settle found the claim gone (a release or a
+ * cascade took it meanwhile): as if the claim was allocated and then taken, which is what the store
+ * shows (the allocation was given back), rather than the transient Allocating state.
+ */
+function decided(claim: ClaimRecord, outcome: Outcome): ClaimRecord {
+  const { took: _took, ...state } = outcome;
+  return { ...claim, ...state, allocatingUntil: undefined };
+}
+
 export async function createClaim(
   request: OperationRequest,
   ctx: ClaimContext,
@@ -180,7 +198,7 @@ export async function createClaim(
   const offers = stub?.t === 'stub' ? Object.values(stub.offers ?? {}) : [];
   const { outcome } = await decide(ctx, record, pool, offers);
   const settled = await settle(ctx, key, record, outcome);
-  return { statusCode: 201, body: claimObject(settled ?? record) };
+  return { statusCode: 201, body: claimObject(settled ?? decided(record, outcome)) };
 }
 
 export function sameClaimSpec(a: ClaimSpec, b: ClaimSpec): boolean {
@@ -260,7 +278,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     if (again) {
       const { outcome } = await decide(ctx, record, pool);
       const settled = await settle(ctx, key, record, outcome);
-      return { statusCode: 200, body: claimObject(settled ?? record) };
+      return { statusCode: 200, body: claimObject(settled ?? decided(record, outcome)) };
     }
     return { statusCode: 200, body: claimObject(record) };
   }
