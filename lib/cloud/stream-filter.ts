@@ -3,8 +3,9 @@
  * to the event source mapping's FilterCriteria; the local stream emulation applies the same patterns with
  * `matchesFilter`. Plain data.
  *
- * - pools and allocation objects: every insert and change (counts, hints, binding, waiting claims);
- * - pools, allocation objects and claims: every removal (reclaim policy, counts, cascade);
+ * - pools, allocation objects and name holds: every insert and change (counts, hints, binding, waiting
+ *   claims; a hold whose request died is repaired);
+ * - pools, allocation objects, claims and name holds: every removal (reclaim policy, counts, cascade);
  * - claims that still need a value (a handler died while allocating, or the claim waits);
  * - claims that just got a value (for the `Claim Allocated` event, lib/domain/events.ts): the old image is
  *   matched too, so a later change to an allocated claim (labels) does not wake the function.
@@ -12,8 +13,8 @@
 export type FilterPattern = Record<string, unknown>;
 
 export const STREAM_FILTER_PATTERNS: readonly FilterPattern[] = [
-  { dynamodb: { NewImage: { t: { S: ['pool', 'alloc'] } } } },
-  { eventName: ['REMOVE'], dynamodb: { OldImage: { t: { S: ['pool', 'alloc', 'claim'] } } } },
+  { dynamodb: { NewImage: { t: { S: ['pool', 'alloc', 'hold'] } } } },
+  { eventName: ['REMOVE'], dynamodb: { OldImage: { t: { S: ['pool', 'alloc', 'claim', 'hold'] } } } },
   { dynamodb: { NewImage: { t: { S: ['claim'] }, phase: { S: ['Allocating', 'Waiting'] } } } },
   {
     dynamodb: {

@@ -117,3 +117,28 @@ export interface ClaimStubRecord {
   t: 'stub';
   offers: Record<string, ItemKey>;
 }
+
+/**
+ * A name hold (service/name-holds.ts): a user's allocation object is named like the deterministic name of
+ * a value of another pool (`idx-1` for value 1 of pool `idx`), so this item sits at that value's
+ * allocation key. Claims of that pool find the key taken, exactly as for a held value, and the name
+ * cannot be given twice: one key, one item.
+ */
+export interface NameHoldRecord {
+  t: 'hold';
+  /** The kind of the object that holds the name. */
+  kind: AllocationKind;
+  /** The object's name (the one held), namespace and uid. */
+  metadata: { name: string; namespace: string; uid: string };
+  /** The pool and value the name stands for. */
+  poolRef: { kind: PoolKind; name: string };
+  value: string;
+  /** Where the object that holds the name lives. */
+  target: ItemKey;
+  /**
+   * `pending` from the hold's put until its object is put and the hold confirmed (`held`); a pending
+   * hold whose `until` has passed was left by a request that died, and is repaired.
+   */
+  state: 'pending' | 'held';
+  until: string;
+}

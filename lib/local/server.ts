@@ -43,6 +43,8 @@ export interface LocalAllotOptions {
    * ALLOT_REPAIR_INTERVAL_MS, or 20 s with a data folder and off for `:memory:` (nothing survives there).
    */
   repairIntervalMs?: number;
+  /** The HTTP handler's own DynamoDB client, made for the store's endpoint (tests give it faults). */
+  apiClient?: (endpoint: string) => DynamoDBClient;
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
@@ -203,7 +205,10 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     });
     stream = localStream;
   }
-  const httpHandler = createHttpHandler({ table });
+  const apiClient = options.apiClient?.(store.endpoint);
+  const httpHandler = createHttpHandler({
+    table: apiClient ? new Table({ tableName, client: apiClient }) : table,
+  });
   const invocable = {
     claim: createClaimsHandler({ operations: ['claim'], claimMetrics: true, context: { table } }),
     release: createClaimsHandler({ operations: ['release'], context: { table } }),
@@ -267,6 +272,7 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       store.setWriteAhead(undefined);
       await journal?.close();
       client.destroy();
+      apiClient?.destroy();
       await store.close();
     },
   };

@@ -9,7 +9,13 @@ import { allocateNext, SUMMARY_SPAN, type AllocationPort } from '../domain/alloc
 import { ordinalOf, spanStartOrdinal, type Segment } from '../domain/candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../domain/kinds.ts';
 import { allocationRefOf, condition, spaceOf, timestamp } from '../domain/objects.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
+import type {
+  AllocationRecord,
+  ClaimRecord,
+  ItemKey,
+  NameHoldRecord,
+  PoolRecord,
+} from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import type { ClaimContext } from './context.ts';
 import { familyOf, type ParsedValue } from '../domain/values.ts';
@@ -224,16 +230,22 @@ export async function decide(
     }
     if (await tryCreate(value.value)) return allocated(0);
     const key = allocationKey(poolId, info.allocationKind, value.value);
-    const holder = await ctx.table.get<AllocationRecord>(key);
+    const held = await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
+    // A name hold (service/name-holds.ts) holds the value for the object its name points at.
+    const holder = held?.t === 'alloc' ? held : undefined;
     if (holder && bindable(holder, claim)) {
       const outcome = await bind(ctx, claim, key, holder);
       if (outcome) return { outcome, collisions: 0 };
     }
-    const by = holder?.spec.claimRef?.name ? ` (claim ${holder.spec.claimRef.name})` : '';
+    const by = holder?.spec.claimRef?.name
+      ? ` (claim ${holder.spec.claimRef.name})`
+      : held?.t === 'hold'
+        ? ' (its name)'
+        : '';
     return {
       outcome: waitingOutcome(
         'ValueTaken',
-        `${value.value.value} is held by ${holder?.metadata.name ?? 'another allocation object'}${by}`,
+        `${value.value.value} is held by ${held?.metadata.name ?? 'another allocation object'}${by}`,
         now,
       ),
       collisions: 1,
@@ -506,6 +518,15 @@ export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<C
   const claim = await waitForHandler(ctx, key);
   if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating'))
     return claim?.t === 'claim' ? claim : undefined;
+  return takeOver(ctx, key, claim);
+}
+
+/** Decides and settles a claim that another actor left waiting or allocating. */
+export async function takeOver(
+  ctx: ClaimContext,
+  key: ItemKey,
+  claim: ClaimRecord,
+): Promise<ClaimRecord | undefined> {
   const pool = await readPool(ctx, poolIdOf(claim));
   const { outcome } = await decide(ctx, claim, pool, Object.values(claim.offers ?? {}));
   return settle(ctx, key, claim, outcome);

@@ -28,10 +28,22 @@
  *   allocation inserted/removed    counts and hint moved                 the batch's slot changes go to
  *                                                                        the pool's counts (lib/service/tally.ts);
  *                                                                        wake waiters after a removal
+ *   name hold inserted/changed     a pre-provision holds a name          wait for its request until its
+ *                                  (service/name-holds.ts)               deadline; then confirm it or, with
+ *                                                                        no object, delete it; counts
+ *   user's object with a held      its create lost its hold and never    delete the object
+ *     name, without its hold       answered 201
+ *   user's object removed          its name goes with it                 delete its name hold
  */
 import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts';
-import { poolKindInfo, type PoolKind } from '../domain/kinds.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
+import { poolKindInfo, type AllocationKind, type PoolKind } from '../domain/kinds.ts';
+import type {
+  AllocationRecord,
+  ClaimRecord,
+  ItemKey,
+  NameHoldRecord,
+  PoolRecord,
+} from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
 
@@ -39,6 +51,7 @@ import { timestamp } from '../domain/objects.ts';
 import { objectKey, poolKeyOf, type PoolId } from '../store/keys.ts';
 import { type Stored } from '../store/items.ts';
 import { type ClaimContext } from './context.ts';
+import { dropUnheldObject, holdKeyOfObject, judgeHold, type AtAllocationKey } from './name-holds.ts';
 
 export interface ChangeRecord {
   /** The stream record's id (Lambda's eventID): the same record delivered again has the same id. */
@@ -77,6 +90,8 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
       return allocationChanged(ctx, record);
     case 'pool':
       return poolChanged(record);
+    case 'hold':
+      return holdChanged(ctx, record);
     default:
       return [];
   }
@@ -139,18 +154,34 @@ function claimKey(namespace: string, name: string): ItemKey {
   return objectKey(namespace, 'claims', name);
 }
 
-/** The slot an allocation object's record names, and whether the object holds it now. */
+/**
+ * The slot a record names, and what holds it now: an allocation object, a name hold, or nothing (the key
+ * is the pool and the value, so whatever is there is of that pool).
+ */
 function slotTouched(
-  allocation: AllocationRecord,
+  pool: PoolId,
+  kind: AllocationKind,
+  valueText: string,
   record: ChangeRecord,
-  current: AllocationRecord | undefined,
+  stored: AtAllocationKey | undefined,
 ): Touched[] {
-  const value = valueKind(allocation.kind).parse(allocation.value);
+  const value = valueKind(kind).parse(valueText);
   if (!value.ok) return [];
   const { slot, family } = value.value;
-  const present = current !== undefined;
-  const change = { record: record.id, slot, family, present, raced: current?.raced === true };
-  return [{ pool: poolIdOfAllocation(allocation), change }];
+  const present = stored?.t === 'alloc' || stored?.t === 'hold';
+  const hold = stored?.t === 'hold';
+  const raced = stored?.t === 'alloc' && stored.raced === true;
+  return [{ pool, change: { record: record.id, slot, family, present, hold, raced } }];
+}
+
+/** A name hold's record: the slot it holds, and the hold judged (its request may have died). */
+async function holdChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
+  const hold = (record.newImage ?? record.oldImage) as unknown as NameHoldRecord;
+  const stored = await ctx.table.get<AllocationRecord | NameHoldRecord>(record.keys);
+  const pool = { namespace: hold.metadata.namespace, kind: hold.poolRef.kind, name: hold.poolRef.name };
+  const pools = slotTouched(pool, hold.kind, hold.value, record, stored);
+  if (stored?.t === 'hold') await judgeHold(ctx, stored, true);
+  return pools;
 }
 
 /** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */
@@ -188,14 +219,18 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
   const after = record.newImage as unknown as AllocationRecord | undefined;
   // The slot's bit follows the store as it is now, not the record: a record delivered again late (after
   // the object went, or came back) then changes nothing, and a bit that was ever wrong is mended.
-  const stored = await ctx.table.get<AllocationRecord>(record.keys);
+  const stored = await ctx.table.get<AllocationRecord | NameHoldRecord>(record.keys);
   const current = stored?.t === 'alloc' ? stored : undefined;
-  const pools = slotTouched((after ?? before)!, record, current);
+  const image = (after ?? before)!;
+  const pools = slotTouched(poolIdOfAllocation(image), image.kind, image.value, record, stored);
   if (record.eventName === 'REMOVE') {
     await allocationRemoved(ctx, record.keys, before!);
+    // Its name goes with it (a delete that died before it released the name leaves nothing).
+    const holdKey = holdKeyOfObject(before!);
+    if (holdKey) await ctx.table.holds.release(holdKey, before!.metadata.uid);
     return pools;
   }
-  if (!current) return pools;
+  if (!current || (await dropUnheldObject(ctx, record.keys, current))) return pools;
   const allocation = current;
   const ref = allocation.spec.claimRef;
   if (!ref) return pools;

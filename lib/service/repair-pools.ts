@@ -227,14 +227,18 @@ async function setBit(
     const summary = await summaries.readGroup(walk.id, ref);
     walk.summaries.set(refId(ref), { ref, summary });
     if (isHeld(summary.bits, offset) === held) return false;
-    const current = await sweep.ctx.table.get<AllocationRecord>(key);
-    if ((current?.t === 'alloc') !== held) return false;
+    const current = await sweep.ctx.table.get<{ t?: string }>(key);
+    // A name hold holds its slot too (service/name-holds.ts), though it is no object of the pool.
+    if ((current?.t === 'alloc' || current?.t === 'hold') !== held) return false;
     const bits = summary.bits.slice();
     setHeld(bits, offset, held);
-    if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [])) {
+    // A bit that goes takes its hold mark with it; one that comes is an object's (holds come by stream).
+    const holds = held ? undefined : summary.holds.slice();
+    if (holds) setHeld(holds, offset, false);
+    if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [], holds)) {
       walk.summaries.set(refId(ref), {
         ref,
-        summary: { ...summary, bits, version: (summary.version ?? 0) + 1 },
+        summary: { ...summary, bits, holds: holds ?? summary.holds, version: (summary.version ?? 0) + 1 },
       });
       if (!summary.listed) await listGroup(sweep, walk, ref);
       return true;
@@ -268,6 +272,12 @@ async function checkGroups(sweep: Sweep, walk: PoolWalk): Promise<void> {
       if (objects.has(slot)) continue;
       const key = allocationKey(walk.id, info.allocationKind, { slot, family: ref.family });
       if (sweep.touched.has(keyText(key))) continue; // this run deleted it: its record is the stream's
+      // A slot marked as name-held has no object in the index: the hold itself is what holds it (a rare
+      // pre-provision of another pool's name; one read each).
+      if (isHeld(summary.holds, Number(slot & (GROUP_SIZE - 1n)))) {
+        spend(sweep);
+        if ((await sweep.ctx.table.get<{ t?: string }>(key))?.t === 'hold') continue;
+      }
       await fix(sweep, 'summaryBit', () => setBit(sweep, walk, ref, slot, key, false));
     }
   }

@@ -18,6 +18,10 @@
  * Records of one item arrive in order, so a bit ends as its slot is. A batch applies only the markers of
  * its own records, so two batches never count one marker. A recount (a new pool, a spec change) counts
  * the bits of the groups the directory lists, and takes every marker it sees as counted.
+ *
+ * A slot is free, held by an allocation object, or held by a name hold (service/name-holds.ts): a second
+ * bitmap marks the holds, so a name-held value is not free (claims skip it, as they read the first
+ * bitmap only) but is no allocation object of the pool (`allocated` leaves it out).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ordinalOf, runsFrom } from '../domain/candidates.ts';
@@ -36,6 +40,8 @@ export interface SlotChange {
   family: 4 | 6 | undefined;
   slot: bigint;
   present: boolean;
+  /** What holds the slot now is a name hold, not an allocation object (it is held, but not counted). */
+  hold?: boolean;
   /** The allocation was made after a lost race: claimers are contending for this pool. */
   raced?: boolean;
 }
@@ -110,6 +116,7 @@ async function recordChanges(
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const summary = await ctx.table.summaries.readGroup(id, ref);
     const bits = summary.bits.slice();
+    const holds = summary.holds.slice();
     const mine = new Set<string>();
     const markers: { id: string; entries: MarkerEntry[] }[] = [];
     for (const change of changes) {
@@ -119,23 +126,41 @@ async function recordChanges(
         continue;
       }
       const offset = Number(change.slot & (GROUP_SIZE - 1n));
-      if (change.present === isHeld(bits, offset)) continue; // applied already, or changes nothing
+      const wasHeld = isHeld(bits, offset);
+      const wasHold = isHeld(holds, offset);
+      const isHold = change.present && change.hold === true;
+      if (change.present === wasHeld && isHold === wasHold) continue; // applied already, or changes nothing
       setHeld(bits, offset, change.present);
-      markers.push({
-        id: marker,
-        entries: [change.present ? [offset, 1, change.raced ? 1 : 0] : [offset, -1]],
-      });
+      setHeld(holds, offset, isHold);
+      markers.push({ id: marker, entries: [markerEntry(offset, change, wasHeld, wasHold)] });
     }
     if (markers.length === 0) return { summary, mine };
-    if (await ctx.table.summaries.writeGroup(id, ref, bits, summary.version, markers)) {
+    if (await ctx.table.summaries.writeGroup(id, ref, bits, summary.version, markers, holds)) {
       for (const marker of markers) {
         mine.add(marker.id);
         summary.pending.set(marker.id, marker.entries);
       }
-      return { summary: { ...summary, bits }, mine };
+      return { summary: { ...summary, bits, holds }, mine };
     }
   }
   throw new Error(`summary of ${id.kind} ${id.name} kept changing; the batch is retried`);
+}
+
+/**
+ * A slot's change as the counts see it: held (by anything) ±1, and allocation objects ±1, which differ
+ * when a name hold comes or goes (it holds the slot, but is no allocation object of the pool).
+ */
+function markerEntry(offset: number, change: SlotChange, wasHeld: boolean, wasHold: boolean): MarkerEntry {
+  const object = (held: boolean, hold: boolean) => (held && !hold ? 1 : 0);
+  const objects = (object(change.present, change.present && change.hold === true) -
+    object(wasHeld, wasHold)) as 1 | 0 | -1;
+  const delta = ((change.present ? 1 : 0) - (wasHeld ? 1 : 0)) as 1 | 0 | -1;
+  const raced = change.present && change.raced ? 1 : 0;
+  return objects === delta
+    ? delta > 0
+      ? [offset, 1, raced]
+      : [offset, delta]
+    : [offset, delta, raced, objects];
 }
 
 /** Step B: adds this batch's markers that the counts do not hold yet. */
@@ -167,11 +192,11 @@ async function applyMarkers(
     let took = false;
     let raced = false;
     for (const { ref, entries } of fresh) {
-      for (const [offset, delta, racedEntry] of entries) {
-        allocated += delta;
+      for (const [offset, delta, racedEntry, objects] of entries) {
+        allocated += objects ?? delta;
         raced ||= racedEntry === 1;
         const ordinal = candidateOrdinal(space, ref.family, (ref.group << GROUP_BITS) + BigInt(offset));
-        if (ordinal === undefined) continue;
+        if (ordinal === undefined || delta === 0) continue;
         held += BigInt(delta);
         if (delta < 0) {
           freed = true;
@@ -275,7 +300,8 @@ export async function countSummaries(
     summary.bits.forEach((byte, index) => {
       for (let bit = 0; bit < 8; bit++) {
         if (((byte >> bit) & 1) === 0) continue;
-        allocated++;
+        // A name hold keeps the value from being handed out, but is no allocation object of the pool.
+        if (((summary.holds[index]! >> bit) & 1) === 0) allocated++;
         const slot = (ref.group << GROUP_BITS) + BigInt(index * 8 + bit);
         const ordinal = candidateOrdinal(space, ref.family, slot);
         if (ordinal !== undefined) heldOrdinals.push(ordinal);

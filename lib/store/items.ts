@@ -1,7 +1,7 @@
 /**
  * Item shapes of the table as stored, pure: an allocation object with its index entry, and a group
- * summary (a bitmap of held slots, its version, and the slot changes not yet confirmed in the pool's
- * counts, `q_<id>`; service/tally.ts keeps them).
+ * summary (a bitmap of held slots, `b`, and of those held by name holds, `h`; its version, and the slot
+ * changes not yet confirmed in the pool's counts, `q_<id>`; service/tally.ts keeps them).
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import type { Resource } from '../domain/kinds.ts';
@@ -31,15 +31,18 @@ export function allocationItem(
 const GROUP_BYTES = Number(1n << GROUP_BITS) / 8;
 
 /**
- * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1, and 1 when the
- * allocation was made after a lost race.
+ * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1 (held), 1 when the
+ * allocation was made after a lost race, and the change in allocation objects when it differs from the
+ * first (a name hold holds a slot but is no allocation object: 0; a hold that replaced an object: −1).
  */
-export type MarkerEntry = [offset: number, delta: 1 | -1, raced?: 0 | 1];
+export type MarkerEntry = [offset: number, delta: 1 | 0 | -1, raced?: 0 | 1, objects?: 1 | 0 | -1];
 
 /** A group's summary as the stream function keeps it. */
 export interface GroupSummary {
-  /** Bit i: slot (group << GROUP_BITS) + i holds an allocation object. */
+  /** Bit i: slot (group << GROUP_BITS) + i is held, by an allocation object or a name hold. */
   bits: Uint8Array;
+  /** Bit i: what holds slot i is a name hold (service/name-holds.ts), not an allocation object. */
+  holds: Uint8Array;
   /** Bumped by every write of the bits; absent until the first. */
   version: number | undefined;
   /** Slot changes recorded here whose records may not have reached the counts: marker id → entries. */
@@ -53,8 +56,11 @@ export const MARKER_ATTRIBUTE = 'q_';
 export function summaryOf(item: Item | undefined): GroupSummary {
   const bits = new Uint8Array(GROUP_BYTES);
   if (item?.b instanceof Uint8Array) bits.set(item.b.subarray(0, GROUP_BYTES));
+  const holds = new Uint8Array(GROUP_BYTES);
+  if (item?.h instanceof Uint8Array) holds.set(item.h.subarray(0, GROUP_BYTES));
   const summary: GroupSummary = {
     bits,
+    holds,
     version: typeof item?.v === 'number' ? item.v : undefined,
     pending: new Map(),
     listed: item?.l === 1,

@@ -61,10 +61,15 @@ export class Summaries {
     bits: Uint8Array,
     version: number | undefined,
     markers: readonly { id: string; entries: MarkerEntry[] }[],
+    holds?: Uint8Array,
   ): Promise<boolean> {
     const names: Record<string, string> = {};
     const values: Item = { ':b': storedBits(bits), ':v': (version ?? 0) + 1 };
     const set = ['b = :b', 'v = :v'];
+    if (holds) {
+      values[':h'] = storedBits(holds);
+      set.push('h = :h');
+    }
     markers.forEach(({ id, entries }, i) => {
       names[`#q${i}`] = MARKER_ATTRIBUTE + id;
       values[`:q${i}`] = entries;
@@ -114,9 +119,29 @@ export class Summaries {
     );
   }
 
-  /** Deletes a pool's group summaries and its directory (the pool is being deleted). */
+  /**
+   * Deletes a pool's group summaries and its directory (the pool is being deleted). A group that name
+   * holds hold slots of keeps those (they are not the pool's, and outlive it): a pool made again under
+   * the name counts them at its first recount.
+   */
   async deleteSummaries(pool: PoolId): Promise<void> {
     for await (const ref of this.listedGroups(pool)) {
+      const { holds, version } = await this.readGroup(pool, ref);
+      if (holds.some((byte) => byte !== 0)) {
+        await this.io.doc.send(
+          new PutCommand({
+            TableName: this.io.tableName,
+            Item: {
+              ...groupKey(pool, ref),
+              b: storedBits(holds),
+              h: storedBits(holds),
+              v: (version ?? 0) + 1,
+              l: 1,
+            },
+          }),
+        );
+        continue;
+      }
       await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: groupKey(pool, ref) }));
       await this.io.doc.send(
         new DeleteCommand({ TableName: this.io.tableName, Key: directoryKey(pool, ref) }),

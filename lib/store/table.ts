@@ -26,11 +26,14 @@ import { conditionFailed, TableClient } from './client.ts';
 import { allocationItem, type Item, type Stored } from './items.ts';
 import { allocationKey, LIST_SHARDS, waitingKey, type PoolId } from './keys.ts';
 import { ALLOCATIONS_INDEX, WAITING_INDEX } from './schema.ts';
+import { NameHolds } from './holds.ts';
 import { Summaries } from './summaries.ts';
 
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
   readonly summaries = new Summaries(this);
+  /** Name holds of pre-provisioned objects named like another value (service/name-holds.ts). */
+  readonly holds = new NameHolds(this);
 
   // ------------------------------------------------------------ generic reads
 

@@ -3,17 +3,23 @@
  * HTTP client for the contract.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { startLocalAllot, type LocalAllot } from '../../lib/local/server.ts';
+import { startLocalAllot, type LocalAllot, type LocalAllotOptions } from '../../lib/local/server.ts';
 
 let tables = 0;
 
-/** Starts Allot on a free port with an in-memory store; `stream: false` leaves the stream to the test. */
-export async function startTestAllot(options: { stream?: boolean } = {}): Promise<LocalAllot> {
+type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient'>;
+
+/**
+ * Starts Allot on a free port with an in-memory store; `stream: false` leaves the stream to the test,
+ * `apiClient` gives the HTTP handler its own client (with faults, test/helpers/faults.ts).
+ */
+export async function startTestAllot(options: TestAllotOptions = {}): Promise<LocalAllot> {
   return startLocalAllot({
     dataDir: ':memory:',
     port: 0,
     tableName: `allot-test-${process.pid}-${++tables}`,
     stream: options.stream,
+    apiClient: options.apiClient,
   });
 }
 
@@ -22,7 +28,7 @@ export async function startTestAllot(options: { stream?: boolean } = {}): Promis
  * them, and a client of its API. Both are usable from the file's top level: they reach the server once
  * it has started (a hook registered after this one, or any test, runs after it starts).
  */
-export function useTestAllot(options: { stream?: boolean } = {}): {
+export function useTestAllot(options: TestAllotOptions = {}): {
   allot: LocalAllot;
   api: ReturnType<typeof client>;
 } {

@@ -183,19 +183,24 @@ describe('names of allocation objects', () => {
     expectFailure(await api.post('indices', index('named-16', 'named', 16)), 409, 'AlreadyExists');
   });
 
-  it('answers 422 for a name that is the deterministic name of another value', async () => {
-    const answer = await api.post('indices', index('named-18', 'named', 17));
-    expectInvalid(answer, 'metadata.name');
-    expectFailure(await api.get('indices/named-18'), 404, 'NotFound');
-    expect((await api.post('claims', claim('named-b', ref('named'), { value: 17 }))).body.status.value).toBe(
-      '17',
-    );
+  // The contract changed (issue 13): such names were refused with 422; now the name is the arbiter.
+  it('accepts the deterministic name of another value of its pool, and holds that value', async () => {
+    const created = await api.post('indices', index('named-18', 'named', 17));
+    expect(created.status).toBe(201);
+    expect((await api.get('indices/named-18')).body.spec.index).toBe(17);
+    // Both values are held: 17 by the object, 18 by its name.
+    const for18 = await api.post('claims', claim('named-b', ref('named'), { value: 18 }));
+    expect(allocatedState(for18.body)).toBe('False/ValueTaken');
+    expectFailure(await api.post('indices', index('named-17', 'named', 17)), 409, 'AlreadyExists');
   });
 
-  it('answers 422 for a name that is the deterministic name of a value of another pool', async () => {
-    // Such a name is the server's to give (to pool "other-pool"'s value 19): taking it would let two
-    // Index objects of one namespace share a name.
-    expectInvalid(await api.post('indices', index('other-pool-19', 'named', 19)), 'metadata.name');
+  it('accepts the deterministic name of a value of another pool (test/integration/held-names.test.ts)', async () => {
+    const created = await api.post('indices', index('other-pool-19', 'named', 19));
+    expect(created.status).toBe(201);
+    expect((await api.get('indices/other-pool-19')).body.spec).toMatchObject({
+      poolRef: { name: 'named' },
+      index: 19,
+    });
   });
 
   it('accepts a name ending in digits that is not a canonical index (named-007)', async () => {

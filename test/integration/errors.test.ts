@@ -424,9 +424,15 @@ describe('a rejected request', () => {
         metadata: { name: 'stable-pre' },
         spec: { poolRef: { kind: 'IndexPool', name: 'stable' }, index: 4 },
       }),
+      // A name that stands for a value held already (issue 13: such names are accepted, not 422, when
+      // the value they name is free): by an object of that name, and by stable-pre.
       await ns.post('indices', {
-        metadata: { name: 'stable-3' },
+        metadata: { name: 'stable-1' },
         spec: { poolRef: { kind: 'IndexPool', name: 'stable' }, index: 2 },
+      }),
+      await ns.post('indices', {
+        metadata: { name: 'stable-5' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'stable' }, index: 3 },
       }),
       await ns.post('ipaddresspools', {
         metadata: { name: 'v4' },

@@ -117,6 +117,16 @@ describe('the repair sweep', () => {
       metadata: { name: 'kept-5' },
       spec: { poolRef: { kind: 'IndexPool', name: 'kept' }, index: 5, claimRef: { name: 'future' } },
     });
+    // A name that stands for value 6 of pool wide holds that value (issue 13): held, yet no object of wide.
+    await api.post('indexpools', indexPool('wide', ['1..10']));
+    expect(
+      (
+        await api.post('indices', {
+          metadata: { name: 'wide-6' },
+          spec: { poolRef: { kind: 'IndexPool', name: 'kept' }, index: 4 },
+        })
+      ).status,
+    ).toBe(201);
     await drain();
     expect((await api.delete('claims/b1')).status).toBe(200); // Retain: uid cleared, offered to the name
     await drain();
@@ -128,6 +138,7 @@ describe('the repair sweep', () => {
     expect(report.complete).toBe(true);
     expect(new Set(calls.map((call) => call.operation))).toEqual(new Set(['GetItem', 'Query']));
     expect(await violations(ns, ['small', 'kept'])).toEqual([]);
+    expect((await api.get('indexpools/wide')).body.status).toMatchObject({ allocated: 0, free: '9' });
   });
 
   it('finds and fixes what lost stream records leave behind, then finds nothing', async () => {

@@ -60,6 +60,7 @@ describe('the invariant checks', () => {
           status: { value: '2', conditions: [{ status: 'True' }] },
         }),
       ],
+      holds: [],
     };
     const found = alwaysViolations(snapshot).join('\n');
     expect(found).toMatch(/two allocation objects hold 1/);
@@ -73,11 +74,39 @@ describe('the invariant checks', () => {
       pools: [pool('p', ['1..3'], { allocated: 0, total: '3', free: '3' })],
       allocations: [allocation('p', 1, { name: 'gone', uid: 'u-gone' })],
       claims: [claim('w', 'u-w', 'Waiting'), claim('s', 'u-s', 'Allocating')],
+      holds: [],
     };
     const found = (await drainedViolations(worldShowing(snapshot), snapshot)).join('\n');
     expect(found).toMatch(/pool p shows .* a recount gives {"allocated":1,"total":"3","free":"2"}/);
     expect(found).toMatch(/p-1 is still bound to deleted claim gone/);
     expect(found).toMatch(/claim w waits \(PoolExhausted\) although 2, 3 of p is free/);
     expect(found).toMatch(/claim s is still Allocating/);
+  });
+
+  it('report a name given twice, an object without its name hold, a hold without its object, and a held value counted free', async () => {
+    const named = { ...allocation('p', 2), metadata: { name: 'q-1', uid: 'u-named', annotations: {} } };
+    const hold = (name: string, uid: string, value: number, state = 'held'): Item => ({
+      pk: 'A#m#IndexPool#q#0',
+      sk: String(value),
+      t: 'hold',
+      metadata: { name, uid },
+      poolRef: { kind: 'IndexPool', name: 'q' },
+      value: String(value),
+      target: { pk: 'A#m#IndexPool#p#0', sk: 'nowhere' },
+      state,
+    });
+    const snapshot: Snapshot = {
+      pools: [pool('q', ['1..2'], { allocated: 0, total: '2', free: '2' })],
+      allocations: [named, { ...named, sk: '3', value: '3' }],
+      claims: [],
+      holds: [hold('q-1', 'u-other', 1), hold('q-2', 'u-lost', 2, 'pending')],
+    };
+    const always = alwaysViolations(snapshot).join('\n');
+    expect(always).toMatch(/two allocation objects are named q-1/);
+    expect(always).toMatch(/name q-1 is held for u-other but u-named has it/);
+    const found = (await drainedViolations(worldShowing(snapshot), snapshot)).join('\n');
+    expect(found).toMatch(/q-1 has no name hold of its own/);
+    expect(found).toMatch(/name hold q-2 \(pending\) has no object/);
+    expect(found).toMatch(/pool q shows .* a recount gives {"allocated":0,"total":"2","free":"0"}/);
   });
 });

@@ -33,9 +33,27 @@ function bindableTo(allocation: Item, claim: Item): boolean {
   return annotation !== undefined && annotation !== 'false';
 }
 
+/** The pool and value an Index name stands for (`p1-7`: value 7 of p1), as the server parses it. */
+function namedValue(name: string): { pool: string; value: number } | undefined {
+  const match = /^(.+)-(0|[1-9][0-9]*)$/.exec(name);
+  return match ? { pool: match[1]!, value: Number(match[2]) } : undefined;
+}
+
 /** What must hold after every step, whatever the stream has delivered so far. */
 export function alwaysViolations(snapshot: Snapshot): string[] {
   const violations: string[] = [];
+  // Names are unique per kind: no two objects share one, and no object has a name another holds.
+  const names = new Map<string, string>();
+  for (const allocation of snapshot.allocations) {
+    const name = allocation.metadata.name as string;
+    if (names.has(name)) violations.push(`two allocation objects are named ${name}`);
+    names.set(name, allocation.metadata.uid);
+  }
+  for (const hold of snapshot.holds) {
+    const holder = names.get(hold.metadata.name);
+    if (holder !== undefined && holder !== hold.metadata.uid)
+      violations.push(`name ${hold.metadata.name} is held for ${hold.metadata.uid} but ${holder} has it`);
+  }
   const byPool = new Map<string, Set<string>>();
   for (const allocation of snapshot.allocations) {
     const pool = allocation.spec.poolRef.name as string;
@@ -98,11 +116,35 @@ export async function drainedViolations(world: World, snapshot: Snapshot): Promi
         `${allocation.metadata.name} is still bound to deleted claim ${allocation.spec.claimRef.name} (uid ${uid})`,
       );
   }
+  // Every object whose name stands for another value holds that name, and every hold has its object:
+  // no hold is left behind by a request that died, and none is pending once deadlines have passed.
+  for (const allocation of snapshot.allocations) {
+    const named = namedValue(allocation.metadata.name);
+    if (!named || (named.pool === allocation.spec.poolRef.name && named.value === Number(allocation.value)))
+      continue;
+    const hold = snapshot.holds.find((item) => item.metadata.name === allocation.metadata.name);
+    if (hold?.metadata.uid !== allocation.metadata.uid || hold?.state !== 'held')
+      violations.push(`${allocation.metadata.name} has no name hold of its own: ${JSON.stringify(hold)}`);
+  }
+  for (const hold of snapshot.holds) {
+    const object = snapshot.allocations.find(
+      (item) => item.pk === hold.target.pk && item.sk === hold.target.sk,
+    );
+    if (object?.metadata.uid !== hold.metadata.uid)
+      violations.push(`name hold ${hold.metadata.name} (${hold.state}) has no object`);
+    const named = namedValue(hold.metadata.name);
+    if (named?.pool !== hold.poolRef.name || named?.value !== Number(hold.value))
+      violations.push(`name hold ${hold.metadata.name} holds ${hold.poolRef.name} ${hold.value}`);
+  }
   for (const pool of snapshot.pools) {
     const name = pool.metadata.name as string;
     const candidates = candidatesOf(pool);
     const allocations = allocationsOf(snapshot, name);
-    const heldValues = new Set(allocations.map((allocation) => Number(allocation.value)));
+    // A value whose name an object of another value holds is not free either (it is not handed out).
+    const heldValues = new Set([
+      ...allocations.map((allocation) => Number(allocation.value)),
+      ...snapshot.holds.filter((hold) => hold.poolRef.name === name).map((hold) => Number(hold.value)),
+    ]);
     const free = candidates.filter((value) => !heldValues.has(value));
     const shown = await world.observe(`indexpools/${name}`);
     const expected = {

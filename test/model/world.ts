@@ -123,6 +123,7 @@ export class World {
       pools: items.filter((item) => item.t === 'pool'),
       claims: items.filter((item) => item.t === 'claim'),
       allocations: items.filter((item) => item.t === 'alloc'),
+      holds: items.filter((item) => item.t === 'hold'),
     };
   }
 
@@ -159,6 +160,8 @@ export interface Snapshot {
   pools: Item[];
   claims: Item[];
   allocations: Item[];
+  /** Name holds (lib/service/name-holds.ts): a name of another value, kept at that value's key. */
+  holds: Item[];
 }
 
 async function callHandler(

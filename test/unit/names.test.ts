@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { ALLOCATION_NAME_MAX, nameProblem } from '../../lib/domain/names.ts';
+import { ALLOCATION_NAME_MAX, nameProblem, nameRole, valueNamedBy } from '../../lib/domain/names.ts';
+import { valueKind } from '../../lib/domain/spaces.ts';
 
 const CHARSET =
   'must consist of lowercase letters, digits, "-" and ".", and start and end with a letter or digit';
@@ -111,5 +112,52 @@ describe('nameProblem properties', () => {
         expect(nameProblem(chars.join(''))).toBeUndefined();
       }),
     );
+  });
+});
+
+describe('nameRole: how an allocation object name stays unique (issue 13)', () => {
+  it.each([
+    { kind: 'Index', name: 'p1-5', pool: 'p1', value: '5', role: 'own' },
+    { kind: 'Index', name: 'idx-1', pool: 'p1', value: '5', role: 'held', named: ['idx', '1'] },
+    { kind: 'Index', name: 'p1-6', pool: 'p1', value: '5', role: 'held', named: ['p1', '6'] },
+    { kind: 'Index', name: 'lp-obj-a', pool: 'lp', value: '5', role: 'custom' },
+    { kind: 'Index', name: 'p1-007', pool: 'p1', value: '7', role: 'custom' },
+    // Its pool part is no pool name (longer than 63): no pool can give it, so it is an ordinary name.
+    { kind: 'Index', name: `${'a'.repeat(64)}-1`, pool: 'p1', value: '1', role: 'custom' },
+    {
+      kind: 'IPAddress',
+      name: 'x-10-0-0-1',
+      pool: 'lan',
+      value: '10.1.0.5',
+      role: 'held',
+      named: ['x', '10.0.0.1'],
+    },
+    {
+      kind: 'IPAddress',
+      name: 'v6-2001-0db8-0000-0000-0000-0000-0000-0001',
+      pool: 'six',
+      value: '2001:db8:1::9',
+      role: 'held',
+      named: ['v6', '2001:db8::1'],
+    },
+    {
+      kind: 'IPPrefix',
+      name: 'pp-10-0-0-0-24',
+      pool: 'wide',
+      value: '192.168.7.0/24',
+      role: 'held',
+      named: ['pp', '10.0.0.0/24'],
+    },
+    { kind: 'IPPrefix', name: 'wide-192-168-7-0-24', pool: 'wide', value: '192.168.7.0/24', role: 'own' },
+  ] as const)('$name of $pool $value is $role', ({ kind, name, pool, value, role, ...rest }) => {
+    const parsed = valueKind(kind).parse(value);
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const found = nameRole(kind, name, pool, parsed.value);
+    expect(found.role).toBe(role);
+    const named = 'named' in rest ? rest.named : undefined;
+    if (named && found.role === 'held') {
+      expect([found.pool, found.value.value]).toEqual(named);
+      expect(valueNamedBy(kind, name)?.pool).toBe(named[0]);
+    }
   });
 });

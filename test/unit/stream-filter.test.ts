@@ -23,7 +23,7 @@ const CHANGES: EventName[] = ['INSERT', 'MODIFY'];
 const ALL: EventName[] = ['INSERT', 'MODIFY', 'REMOVE'];
 
 describe('the stream filter patterns pass', () => {
-  it.each(ALL.flatMap((eventName) => ['pool', 'alloc'].map((t) => ({ eventName, t }))))(
+  it.each(ALL.flatMap((eventName) => ['pool', 'alloc', 'hold'].map((t) => ({ eventName, t }))))(
     '$eventName of a $t item',
     ({ eventName, t }) => {
       expect(matchesFilter(record(eventName, t))).toBe(true);

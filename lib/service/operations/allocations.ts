@@ -3,10 +3,10 @@
  * names, reads with `Valid` computed from the pool, lists by pool and value.
  */
 import { AlreadyExistsError, BadRequestError, InvalidError } from '../../domain/errors.ts';
-import { API_VERSION, type PoolKindInfo, type Resource } from '../../domain/kinds.ts';
-import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
+import { API_VERSION, type PoolKindInfo } from '../../domain/kinds.ts';
+import { ALLOCATION_NAME_MAX, nameProblem, nameRole, valueNamedBy } from '../../domain/names.ts';
 import { allocationObject, spaceOf, type ApiObject } from '../../domain/objects.ts';
-import type { AllocationRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../../domain/records.ts';
 import { valueKind } from '../../domain/spaces.ts';
 
 import {
@@ -25,6 +25,7 @@ import { ConditionFailedError } from '../../store/client.ts';
 import { allocationKey, nameKey, objectKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
+import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../name-holds.ts';
 import {
   OperationRequest,
   Reply,
@@ -109,62 +110,35 @@ export function checkAllocationBody(
     const owner = ownerRef(spec.owner, 'spec.owner', causes);
     if (owner) record.spec.owner = owner;
   }
-  // A deterministic-looking name must be the one of its own value, so names never collide.
   const finalName = metadata.name || name;
-  if (finalName && value && record.spec.poolRef.name) {
-    const standsFor = valueKind(info.allocationKind).parseAllocationName(finalName);
-    const own = valueKind(info.allocationKind).allocationName(record.spec.poolRef.name, value);
-    if (standsFor && finalName !== own) {
-      causes.add(
-        'metadata.name',
-        `names value ${standsFor.value.value} of pool ${standsFor.pool}; use ${own} or a name of another form`,
-      );
-    }
-  }
   causes.throwIfAny(info.allocationKind, finalName);
   return { metadata, record, value: value! };
 }
 
-/** Finds an allocation object by name: a deterministic name is its key; any other name has a name item. */
+/**
+ * Finds an allocation object by name (service/name-holds.ts): a name that stands for a value is that
+ * value's key, where the object itself is (its own value) or its name hold, pointing at it; any other name
+ * has a name item.
+ */
 export async function findAllocation(
   ctx: ClaimContext,
   info: PoolKindInfo,
   namespace: string,
   name: string,
 ): Promise<Stored<AllocationRecord> | undefined> {
-  const standsFor = valueKind(info.allocationKind).parseAllocationName(name);
-  if (standsFor && nameProblem(standsFor.pool) === undefined) {
-    const key = allocationKey(
-      { namespace, kind: info.kind, name: standsFor.pool },
-      info.allocationKind,
-      standsFor.value,
-    );
-    const item = await ctx.table.get<AllocationRecord>(key);
+  const named = valueNamedBy(info.allocationKind, name);
+  if (named) {
+    const key = holdKeyOf(namespace, info.kind, info.allocationKind, named);
+    const item = await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
     if (item?.t === 'alloc' && item.metadata.name === name) return item;
-    return undefined;
+    if (item?.t !== 'hold' || item.metadata.name !== name) return undefined;
+    const object = await ctx.table.get<AllocationRecord>(item.target);
+    return object?.t === 'alloc' && object.metadata.uid === item.metadata.uid ? object : undefined;
   }
   const pointer = await ctx.table.get<{ target: ItemKey }>(nameKey(namespace, info.allocationResource, name));
   if (!pointer) return undefined;
   const item = await ctx.table.get<AllocationRecord>(pointer.target);
   return item?.t === 'alloc' && item.metadata.name === name ? item : undefined;
-}
-
-export function isCustomName(allocation: AllocationRecord): boolean {
-  const standsFor = valueKind(allocation.kind).parseAllocationName(allocation.metadata.name);
-  return standsFor === undefined;
-}
-
-export async function deleteCustomName(
-  ctx: ClaimContext,
-  allocation: Stored<AllocationRecord>,
-  resource: Resource,
-) {
-  if (isCustomName(allocation)) {
-    await ctx.table.deleteName(
-      nameKey(allocation.metadata.namespace, resource, allocation.metadata.name),
-      allocation,
-    );
-  }
 }
 
 export async function poolOf(ctx: ClaimContext, namespace: string, info: PoolKindInfo, name: string) {
@@ -195,31 +169,51 @@ export async function createAllocation(
   };
   const poolId = { namespace, kind: info.kind, name: record.spec.poolRef.name };
   const key = allocationKey(poolId, info.allocationKind, checked.value);
-  const custom = isCustomName(record);
-  // A custom name is reserved first, so a retry after a crash finds its own reservation and completes.
-  if (
-    custom &&
-    !(await ctx.table.putName(nameKey(namespace, info.allocationResource, allocationName), key))
-  ) {
-    throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
+  const role = nameRole(info.allocationKind, allocationName, poolId.name, checked.value);
+  const custom = role.role === 'custom';
+  const exists = () =>
+    new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
       info.allocationKind,
       allocationName,
     );
+  // A custom name is reserved first, so a retry after a crash finds its own reservation and completes.
+  if (custom && !(await ctx.table.putName(nameKey(namespace, info.allocationResource, allocationName), key)))
+    throw exists();
+  // A name that stands for another value is held first, at that value's key (service/name-holds.ts).
+  const holdKey =
+    role.role === 'held' ? holdKeyOf(namespace, info.kind, info.allocationKind, role) : undefined;
+  if (role.role === 'held') {
+    const inTheWay = await placeHold(ctx, holdKey!, newHold(record, key, info.kind, role));
+    if (inTheWay?.metadata.name === allocationName) {
+      if (name !== undefined && (await findAllocation(ctx, info, namespace, allocationName)))
+        return replaceAllocation(info, request, ctx);
+      throw exists();
+    }
+    if (inTheWay) {
+      throw new AlreadyExistsError(
+        `${info.allocationKind} "${allocationName}" is the name of ${role.value.value} of ${info.kind} ${role.pool}, which ${info.allocationKind} "${inTheWay.metadata.name}" holds`,
+      ).about(info.allocationKind, allocationName);
+    }
   }
   const placed = await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
-  const holder = placed ? undefined : await ctx.table.get<AllocationRecord>(key);
+  const holder = placed ? undefined : await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
   // A retried put whose first attempt landed (its answer lost) finds this very object: it is created.
   if (!placed && holder?.metadata.uid !== record.metadata.uid) {
+    if (holdKey) await ctx.table.holds.release(holdKey, record.metadata.uid);
     if (holder?.metadata.name === allocationName) {
       if (name !== undefined) return replaceAllocation(info, request, ctx);
-      throw new AlreadyExistsError(`${info.allocationKind} "${allocationName}" already exists`).about(
-        info.allocationKind,
-        allocationName,
-      );
+      throw exists();
     }
     if (custom) await ctx.table.deleteName(nameKey(namespace, info.allocationResource, allocationName), key);
     throw new AlreadyExistsError(
       `${checked.value.value} of ${info.kind} ${poolId.name} is already held by ${info.allocationKind} "${holder?.metadata.name ?? '?'}"`,
+    ).about(info.allocationKind, allocationName);
+  }
+  if (holdKey && !(await confirmHold(ctx, holdKey, record.metadata.uid))) {
+    // This request outlived its deadline and its hold was repaired away: it undoes its object.
+    await ctx.table.deleteItem(key, { uid: record.metadata.uid });
+    throw new AlreadyExistsError(
+      `${info.allocationKind} "${allocationName}" took too long to create and was undone; retry`,
     ).about(info.allocationKind, allocationName);
   }
   if (record.spec.claimRef)
@@ -319,7 +313,7 @@ export async function deleteAllocation(
     (await ctx.table.deleteItem<AllocationRecord>(key, { uid: allocation.metadata.uid })) ??
     (await goneSinceRead(ctx, key, allocation));
   if (!deleted) throw notFound(info.allocationResource, name);
-  await deleteCustomName(ctx, deleted, info.allocationResource);
+  await releaseName(ctx, deleted, info.allocationResource);
   const pool = await poolOf(ctx, namespace, info, deleted.spec.poolRef.name);
   return { statusCode: 200, body: allocationObject(deleted, pool) };
 }

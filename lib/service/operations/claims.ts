@@ -22,7 +22,16 @@ import {
   WITHIN_MAX,
   type JsonObject,
 } from '../../domain/validation.ts';
-import { decide, HANDLER_DEADLINE_MS, poolIdOf, poolRefValid, readPool, settle } from '../decide.ts';
+import {
+  decide,
+  HANDLER_DEADLINE_MS,
+  poolIdOf,
+  poolRefValid,
+  readPool,
+  settle,
+  type Outcome,
+} from '../decide.ts';
+import { allocationOutcome } from '../outcome.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
@@ -114,6 +123,30 @@ export function claimKeyOf(namespace: string, name: string): ItemKey {
   return objectKey(namespace, 'claims', name);
 }
 
+/**
+ * A claim while its handler allocates: written before the allocation, so the stream function finds it
+ * (and takes over at `allocatingUntil`) if the handler dies, and another request waits for the outcome.
+ */
+function allocatingState(now = timestamp()): Pick<ClaimRecord, 'status' | 'phase' | 'allocatingUntil'> {
+  return {
+    status: {
+      conditions: [condition('Allocated', 'Unknown', 'Allocating', 'a value is being allocated', now)],
+    },
+    phase: 'Allocating',
+    allocatingUntil: new Date(Date.now() + HANDLER_DEADLINE_MS).toISOString(),
+  };
+}
+
+/**
+ * The claim as its outcome made it, for the answer when the settle found the claim gone (a release or a
+ * cascade took it meanwhile): as if the claim was allocated and then taken, which is what the store
+ * shows (the allocation was given back), rather than the transient Allocating state.
+ */
+function decided(claim: ClaimRecord, outcome: Outcome): ClaimRecord {
+  const { took: _took, ...state } = outcome;
+  return { ...claim, ...state, allocatingUntil: undefined };
+}
+
 export async function createClaim(
   request: OperationRequest,
   ctx: ClaimContext,
@@ -129,11 +162,7 @@ export async function createClaim(
     t: 'claim',
     metadata: newMetadata(claimName, namespace, checked.metadata.labels, checked.metadata.annotations),
     spec: checked.spec,
-    status: {
-      conditions: [condition('Allocated', 'Unknown', 'Allocating', 'a value is being allocated', now)],
-    },
-    phase: 'Allocating',
-    allocatingUntil: new Date(Date.now() + HANDLER_DEADLINE_MS).toISOString(),
+    ...allocatingState(now),
     rv: 1,
   };
   const refValid = poolRefValid(record);
@@ -170,7 +199,7 @@ export async function createClaim(
   const offers = stub?.t === 'stub' ? Object.values(stub.offers ?? {}) : [];
   const { outcome } = await decide(ctx, record, pool, offers);
   const settled = await settle(ctx, key, record, outcome);
-  return { statusCode: 201, body: claimObject(settled ?? record) };
+  return { statusCode: 201, body: claimObject(settled ?? decided(record, outcome)) };
 }
 
 export function sameClaimSpec(a: ClaimSpec, b: ClaimSpec): boolean {
@@ -198,7 +227,9 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
   const checked = checkClaimBody(namespace, body, name);
   const key = claimKeyOf(namespace, name);
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
-    const current = await ctx.table.get<ClaimRecord>(key);
+    const read = await ctx.table.get<ClaimRecord>(key);
+    // Another request is allocating it: its outcome first (never answered mid-allocation).
+    const current = read?.phase === 'Allocating' ? await allocationOutcome(ctx, key, read) : read;
     checkUnchangedSince(request, () => (current?.t === 'claim' ? claimObject(current) : undefined));
     if (current?.t !== 'claim') return createClaim(request, ctx, name);
     const causes = new Causes();
@@ -223,6 +254,11 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
       JSON.stringify(current.metadata.annotations ?? {}) === JSON.stringify(checked.metadata.annotations);
     if (unchanged) return { statusCode: 200, body: claimObject(current) };
     const specChanged = !sameClaimSpec(current.spec, checked.spec);
+    // A waiting claim whose limits changed tries again at once: allocating again, as a new claim is, so
+    // a request that reads it meanwhile waits for the outcome instead of answering the old reason.
+    const again = specChanged && current.phase === 'Waiting';
+    const pool = again ? await readPool(ctx, poolIdOf(current)) : undefined;
+    if (pool) checkClaimAgainstPool(checked.spec, pool, name);
     const record: ClaimRecord = {
       ...stripKeys(current),
       metadata: {
@@ -232,6 +268,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
         generation: current.metadata.generation + (specChanged ? 1 : 0),
       },
       spec: checked.spec,
+      ...(again ? allocatingState() : {}),
       rv: current.rv + 1,
     };
     try {
@@ -240,13 +277,10 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
       if (error instanceof ConditionFailedError) continue;
       throw error;
     }
-    // A waiting claim whose limits changed tries again at once.
-    if (specChanged && record.phase === 'Waiting') {
-      const pool = await readPool(ctx, poolIdOf(record));
-      if (pool) checkClaimAgainstPool(record.spec, pool, name);
+    if (again) {
       const { outcome } = await decide(ctx, record, pool);
       const settled = await settle(ctx, key, record, outcome);
-      return { statusCode: 200, body: claimObject(settled ?? record) };
+      return { statusCode: 200, body: claimObject(settled ?? decided(record, outcome)) };
     }
     return { statusCode: 200, body: claimObject(record) };
   }

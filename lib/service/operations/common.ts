@@ -13,6 +13,7 @@ import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
 import { isObject, type JsonObject, type Metadata } from '../../domain/validation.ts';
 import { decodeContinue, encodeContinue, objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
+import { allocationOutcome } from '../outcome.ts';
 export interface OperationRequest {
   params: Record<string, string>;
   query: Record<string, string | undefined>;
@@ -177,10 +178,14 @@ export async function readObject(
 ): Promise<Reply> {
   const namespace = namespaceOf(request);
   const name = pathName(request, resource);
-  const item = await ctx.table.get<PoolRecord | ClaimRecord>(objectKey(namespace, resource, name));
+  const key = objectKey(namespace, resource, name);
+  const item = await ctx.table.get<PoolRecord | ClaimRecord>(key);
   if (resource === 'claims') {
-    if (item?.t !== 'claim') throw notFound(resource, name);
-    return { statusCode: 200, body: claimObject(item) };
+    // A claim mid-allocation is answered with its outcome (api.md, "Routes").
+    const claim =
+      item?.t === 'claim' && item.phase === 'Allocating' ? await allocationOutcome(ctx, key, item) : item;
+    if (claim?.t !== 'claim') throw notFound(resource, name);
+    return { statusCode: 200, body: claimObject(claim) };
   }
   if (item?.t !== 'pool') throw notFound(resource, name);
   return { statusCode: 200, body: poolObject(item) };

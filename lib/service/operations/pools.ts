@@ -35,8 +35,8 @@ import {
   cascadeFlag,
   putName,
 } from './common.ts';
-import { deleteCustomName } from './allocations.ts';
 import { RepairStore } from '../../store/repairs.ts';
+import { releaseName } from '../name-holds.ts';
 export interface CheckedPool {
   metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
   spec: PoolRecord['spec'];
@@ -188,7 +188,7 @@ export async function deletePool(
       const ref = allocation.spec.claimRef;
       if (ref?.uid) await ctx.table.deleteItem(objectKey(namespace, 'claims', ref.name), { uid: ref.uid });
       await ctx.table.deleteItem({ pk: allocation.pk, sk: allocation.sk });
-      await deleteCustomName(ctx, allocation, info.allocationResource);
+      await releaseName(ctx, allocation, info.allocationResource);
     }
   }
   // The stream function's summaries of the pool go with it: a pool created again under the name starts

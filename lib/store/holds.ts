@@ -1,0 +1,54 @@
+/**
+ * Name holds (service/name-holds.ts says why and when): an item at another value's allocation key that
+ * keeps a user's object's name unique and that value from being handed out. Every write is conditional
+ * on the holding object's uid, so a request, its retry and the stream function never undo each other.
+ */
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ItemKey, NameHoldRecord } from '../domain/records.ts';
+import type { TableClient } from './client.ts';
+
+export class NameHolds {
+  constructor(private readonly io: TableClient) {}
+
+  /** Puts a hold where no item is: false when the key is taken (by an object, or another hold). */
+  async put(key: ItemKey, hold: NameHoldRecord): Promise<boolean> {
+    return this.io.conditional(
+      new PutCommand({
+        TableName: this.io.tableName,
+        Item: { ...key, ...hold },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  /** A pending hold of `uid` becomes held (its object is in place); false when it is not that. */
+  async confirm(key: ItemKey, uid: string): Promise<boolean> {
+    return this.io.conditional(
+      new UpdateCommand({
+        TableName: this.io.tableName,
+        Key: key,
+        UpdateExpression: 'SET #state = :held REMOVE #until',
+        ConditionExpression: 't = :hold AND #m.#uid = :uid AND #state = :pending',
+        ExpressionAttributeNames: { '#state': 'state', '#until': 'until', '#m': 'metadata', '#uid': 'uid' },
+        ExpressionAttributeValues: { ':held': 'held', ':pending': 'pending', ':hold': 'hold', ':uid': uid },
+      }),
+    );
+  }
+
+  /** Deletes the hold of `uid` (only while it is in `state`, when given); false when it is not there. */
+  async release(key: ItemKey, uid: string, state?: NameHoldRecord['state']): Promise<boolean> {
+    return this.io.conditional(
+      new DeleteCommand({
+        TableName: this.io.tableName,
+        Key: key,
+        ConditionExpression: `t = :hold AND #m.#uid = :uid${state ? ' AND #state = :state' : ''}`,
+        ExpressionAttributeNames: {
+          '#m': 'metadata',
+          '#uid': 'uid',
+          ...(state ? { '#state': 'state' } : {}),
+        },
+        ExpressionAttributeValues: { ':hold': 'hold', ':uid': uid, ...(state ? { ':state': state } : {}) },
+      }),
+    );
+  }
+}
