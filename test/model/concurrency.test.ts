@@ -403,9 +403,12 @@ function learn(model: Model, ops: Op[], answers: (OpAnswer | undefined)[], viola
     const remade = ops.some(
       (other) => other.action.type === 'pool' && POOLS[other.action.pool]!.name === name,
     );
-    if (answer && (answer.status < 300 || answer.status >= 500)) model.pools.delete(name);
+    // A retried delete answers 404 when its first attempt deleted the pool (and then failed).
+    const deleted =
+      answer && (answer.status < 300 || answer.status >= 500 || (answer.retried && answer.status === 404));
+    if (deleted) model.pools.delete(name);
     if (remade) model.pools.delete(name);
-    if (action.cascade && (!answer || answer.status < 300 || answer.status >= 500)) {
+    if (action.cascade && (!answer || deleted)) {
       for (const [claimName, told] of model.told) if (told.pool === name) model.told.delete(claimName);
     }
   });
@@ -465,7 +468,8 @@ function disown(model: Model, run: Run, ops: Op[], answers: (OpAnswer | undefine
       if (holder === undefined) return;
       model.told.delete(holder);
       if (run.disowned !== true) run.disowned.add(holder);
-    } else if (!answer || answer.status >= 500) {
+    } else if (!answer || answer.status >= 500 || answer.retried) {
+      // It may have deleted the object (a retry after a failed first attempt answers 404 then).
       model.told.clear();
       run.disowned = true;
     }
