@@ -1,5 +1,6 @@
 /**
- * The local Allot: dynalite in-process, the stream emulation feeding the real stream handler, and a
+ * The local Allot: the store lib/local/stores.ts chooses (dynalite in-process unless ALLOT_STORE says
+ * otherwise) with its stream feeding the real stream handler, and a
  * node:http server that turns requests into API Gateway (HTTP API, payload 2.0) events for the real HTTP
  * handler, which dispatches from the same route table as the deployed API.
  */
@@ -13,8 +14,7 @@ import { createClaimsHandler } from '../../functions/claims-handler.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from './store.ts';
-import { LocalStream } from './stream.ts';
+import { openStore, type AllotStore, type StoreKind, type StreamFeed } from './stores.ts';
 
 export interface LocalAllotOptions {
   /** A folder for the data, or `:memory:`. */
@@ -22,6 +22,8 @@ export interface LocalAllotOptions {
   /** The HTTP port; 0 picks a free one. */
   port: number;
   tableName?: string;
+  /** Which DynamoDB (lib/local/stores.ts); default `ALLOT_STORE`, else dynalite. */
+  store?: StoreKind;
   /** Set false to run without the stream emulation (tests that feed the stream function by hand). */
   stream?: boolean;
 }
@@ -32,8 +34,8 @@ export type InvocableFunction = 'claim' | 'release';
 export interface LocalAllot {
   url: string;
   table: Table;
-  store: LocalStore;
-  stream?: LocalStream;
+  store: AllotStore;
+  stream?: StreamFeed;
   /**
    * Where the stream function's events go: `<dataDir>/events.jsonl`, or memory (`events.events`) for
    * `:memory:`.
@@ -112,27 +114,23 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
 }
 
 export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
-  const store = await startLocalStore({ dataDir: options.dataDir });
-  const client = localClient(store.endpoint);
-  const tableName = options.tableName ?? 'allot';
-  await ensureTable(client, tableName);
+  const store = await openStore({ kind: options.store, dataDir: options.dataDir });
+  const client = store.client();
+  const tableName = options.tableName ?? store.defaultTableName;
+  await store.prepareTable(tableName);
   const table = new Table({ tableName, client });
   const events =
     options.dataDir === ':memory:'
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
-  let stream: LocalStream | undefined;
+  let stream: StreamFeed | undefined;
   if (options.stream !== false) {
     const streamHandler = createStreamHandler({ table }, { events });
-    const localStream = new LocalStream({
+    stream = await store.startStream(tableName, {
       handler: (event) => streamHandler(event, fakeContext('allot-stream')),
       onFailure: (record, error) =>
         console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
     });
-    store.onChange((change) => {
-      if (change.tableName === tableName) localStream.push(change);
-    });
-    stream = localStream;
   }
   const httpHandler = createHttpHandler({ table });
   const invocable = {

@@ -22,7 +22,7 @@ import { createHttpHandler } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { AllotService, type AllotFunctionName } from '../../lib/cloud/construct.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { nameProblem } from '../../lib/domain/names.ts';
 import { matchRoute, ROUTES } from '../../lib/http/routes.ts';
 import { Table } from '../../lib/store/table.ts';
@@ -30,13 +30,13 @@ import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 import { dynamoPermissions } from '../helpers/permissions.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
-import { startTestAllot } from '../helpers/allot.ts';
+import { startTestAllot, startTestStore } from '../helpers/allot.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 
 const FUNCTIONS: AllotFunctionName[] = ['api', 'claim', 'release', 'stream'];
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 
-let store: LocalStore;
+let store: AllotStore;
 let tableName: string;
 const recorders = {} as Record<AllotFunctionName, Faults>;
 const handlers = {} as Record<'api' | 'claim' | 'release', ReturnType<typeof createHttpHandler>>;
@@ -173,10 +173,10 @@ async function itemsOf(ns: string) {
 let tenantBBefore: unknown[];
 
 beforeAll(async () => {
-  store = await startLocalStore({ dataDir: ':memory:' });
+  store = await startTestStore();
   tableName = `access-${process.pid}`;
-  const setup = localClient(store.endpoint);
-  await ensureTable(setup, tableName);
+  const setup = store.client();
+  await store.prepareTable(tableName);
   observer = new Table({ tableName, client: setup });
   for (const name of FUNCTIONS) {
     recorders[name] = new Faults(random);
@@ -184,7 +184,7 @@ beforeAll(async () => {
     if (name === 'stream') streamHandler = createStreamHandler({ table });
     else handlers[name] = createHttpHandler({ table });
   }
-  queue = new StreamQueue(store, tableName);
+  queue = new StreamQueue(await store.changes(tableName));
   // The other tenant first, with objects of the same names, unrecorded.
   await workload('tenant-b');
   await call('POST', '/v1/namespaces/tenant-b/indexpools', {
@@ -206,7 +206,7 @@ beforeAll(async () => {
   for (const name of FUNCTIONS) recorders[name].record = false;
 }, 60_000);
 afterAll(async () => {
-  queue.close();
+  await queue.close();
   await store.close();
 });
 

@@ -9,7 +9,8 @@
 import '../helpers/quiet.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
+import { startTestStore } from '../helpers/allot.ts';
 import { alwaysViolations, drainedViolations } from './invariants.ts';
 import { Clock, World, type Answer } from './world.ts';
 import { recordFigure } from '../helpers/figures.ts';
@@ -345,7 +346,7 @@ function stepArb(faulty: boolean) {
 }
 
 const FAULT_RATE = Number(process.env.MODEL_FAULT_RATE ?? 0.08);
-let store: LocalStore;
+let store: AllotStore;
 const clock = new Clock();
 const newTotals = () => ({
   runs: 0,
@@ -361,7 +362,7 @@ const newTotals = () => ({
 });
 const totals = { clean: newTotals(), faulty: newTotals() };
 beforeAll(async () => {
-  store = await startLocalStore({ dataDir: ':memory:' });
+  store = await startTestStore();
   vi.spyOn(Date, 'now').mockImplementation(clock.now);
 });
 afterAll(async () => {
@@ -394,7 +395,7 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           sum.streamDuplicates += world.queue.duplicates;
           sum.streamReplays += world.queue.replays;
           sum.violations += run.violations.length;
-          world.close();
+          await world.close();
         }
       },
     ),
