@@ -15,7 +15,7 @@
  * Everything else gets an `AllotStore` and never asks which one it is.
  */
 import { join } from 'node:path';
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { startDynamoDBLocal } from './dynamodb-local.ts';
@@ -220,7 +220,12 @@ async function openEndpoint(env: NodeJS.ProcessEnv): Promise<AllotStore> {
     prepareTable: (name) =>
       withClient(client(), async (dynamodb) => {
         // An existing table only: its schema, stream and stream function are the deployment's.
-        await dynamodb.send(new DescribeTableCommand({ TableName: name }));
+        try {
+          await dynamodb.send(new DescribeTableCommand({ TableName: name }));
+        } catch (error) {
+          if (!(error instanceof ResourceNotFoundException)) throw error;
+          throw new Error(`ALLOT_STORE=endpoint: no table ${name} at ${endpoint ?? `DynamoDB in ${region}`}`);
+        }
       }),
     startStream: async () => undefined,
     changes: async () => {
