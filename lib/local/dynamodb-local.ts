@@ -25,7 +25,7 @@ function jarFolder(): string {
   return join(lib, folder);
 }
 
-/** Why DynamoDB Local cannot run here (no Java 17+ on the PATH), or undefined when it can. */
+/** Why DynamoDB Local cannot run here (no JDK 17+ on the PATH), or undefined when it can. */
 export function javaMissing(): string | undefined {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (probe.error)
@@ -33,6 +33,9 @@ export function javaMissing(): string | undefined {
   const version = /version "(\d+)/.exec(probe.stderr ?? '')?.[1];
   if (!version) return `java -version said nothing readable: ${(probe.stderr ?? '').trim().slice(0, 200)}`;
   if (Number(version) < 17) return `java ${version} is too old: DynamoDB Local 3 needs Java 17 or later`;
+  // The launcher runs as a source file, which takes the compiler module of a JDK (a bare JRE lacks it).
+  const modules = spawnSync('java', ['--list-modules'], { encoding: 'utf8' }).stdout ?? '';
+  if (!/^jdk\.compiler@/m.test(modules)) return `java ${version} has no jdk.compiler (a JRE, not a JDK)`;
   return undefined;
 }
 
