@@ -88,9 +88,8 @@ export class StreamConsumer {
   private stopped = false;
   private wake?: () => void;
   private loop?: Promise<void>;
-  /** Rounds so far, and the last round that found nothing to read nor deliver on any shard. */
+  /** Rounds so far (a round reads and delivers once on every readable shard). */
   private rounds = 0;
-  private idleRound = -1;
   private idleWaiters: { after: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private lastError?: unknown;
 
@@ -148,7 +147,7 @@ export class StreamConsumer {
         this.lastError = error;
       }
       if (!busy) {
-        this.idleRound = round;
+        // Nothing to read nor deliver on any shard: every waiter from before this round is drained.
         this.idleWaiters = this.idleWaiters.filter((waiter) => {
           if (waiter.after >= round) return true;
           waiter.resolve();
