@@ -157,6 +157,7 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
         streamArn: await streamArnOf(tableName),
         ...streamOptions,
         checkpointFile: folder && join(folder, `stream-checkpoints-${tableName}.json`),
+        onFailureFile: folder && join(folder, `stream-on-failure-${tableName}.jsonl`),
       });
     },
     async changes(tableName) {

@@ -26,6 +26,8 @@ import {
   type DynamoDBStreamsClient,
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cloud/stream-filter.ts';
 import { Checkpoints } from './stream-checkpoints.ts';
@@ -45,6 +47,11 @@ export interface StreamConsumerOptions {
   pollMs?: number;
   /** The checkpoint file; none keeps checkpoints in memory. */
   checkpointFile?: string;
+  /**
+   * Where records that exhausted their retries are appended, one JSON line each (the deployed stack's
+   * on-failure queue, kept across restarts); none keeps them in `failed` only.
+   */
+  onFailureFile?: string;
   onFailure?: (record: DynamoDBRecord, error?: unknown) => void;
 }
 
@@ -79,8 +86,10 @@ export class StreamConsumer {
   readonly failed: DynamoDBRecord[] = [];
   /** Batches handed to the function. */
   delivered = 0;
-  private readonly options: Required<Omit<StreamConsumerOptions, 'checkpointFile' | 'onFailure'>> &
-    Pick<StreamConsumerOptions, 'onFailure'>;
+  private readonly options: Required<
+    Omit<StreamConsumerOptions, 'checkpointFile' | 'onFailureFile' | 'onFailure'>
+  > &
+    Pick<StreamConsumerOptions, 'onFailureFile' | 'onFailure'>;
   private readonly checkpoints: Checkpoints;
   private readonly shards = new Map<string, ShardState>();
   private listed: Shard[] = [];
@@ -297,13 +306,25 @@ export class StreamConsumer {
       shard.limit = Math.ceil(batch.length / 2);
     } else if (++shard.attempts > this.options.maxRetries) {
       // Retries exhausted: the record goes to the on-failure list and the shard moves on.
-      this.failed.push(batch[0]!);
-      this.options.onFailure?.(batch[0]!, error);
+      this.giveUp(batch[0]!, error);
       this.complete(shard, 1);
       shard.attempts = 0;
       shard.limit = this.options.batchSize;
     }
     return true;
+  }
+
+  private giveUp(record: DynamoDBRecord, error: unknown): void {
+    this.failed.push(record);
+    if (this.options.onFailureFile) {
+      mkdirSync(dirname(this.options.onFailureFile), { recursive: true });
+      const reason = error === undefined ? 'reported failed' : String(error);
+      appendFileSync(
+        this.options.onFailureFile,
+        `${JSON.stringify({ at: new Date().toISOString(), reason, record })}\n`,
+      );
+    }
+    this.options.onFailure?.(record, error);
   }
 
   /** Drops the records the filters passed over at the front of the shard, checkpointing past them. */

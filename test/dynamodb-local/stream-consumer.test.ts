@@ -130,10 +130,13 @@ describe('the Streams API consumer on DynamoDB Local', () => {
     expect(feed.failed).toEqual([]);
   });
 
-  it('bisects a batch whose function throws until the poisoned record is alone, then gives it up after the retries', async () => {
+  it('bisects a batch whose function throws until the poisoned record is alone, then gives it up to the on-failure list', async () => {
     const { tableName, streamArn } = await newTable();
     for (let n = 0; n < 8; n++) await put(tableName, poolItem(n));
     const poison = poolItem(5).pk;
+    const folder = mkdtempSync(join(tmpdir(), 'allot-on-failure-'));
+    folders.push(folder);
+    const onFailureFile = join(folder, 'on-failure.jsonl');
     const sizes: number[] = [];
     const done: string[] = [];
     const feed = consumer(
@@ -143,12 +146,17 @@ describe('the Streams API consumer on DynamoDB Local', () => {
         if (event.Records.some((record) => pkOf(record) === poison)) throw new Error('poisoned');
         done.push(...event.Records.map(pkOf));
       },
-      { maxRetries: 2 },
+      { maxRetries: 2, onFailureFile },
     );
     await feed.drained();
     await feed.stop();
     expect(done).toEqual(Array.from({ length: 8 }, (_, n) => poolItem(n).pk).filter((pk) => pk !== poison));
     expect(feed.failed.map(pkOf)).toEqual([poison]);
+    const given = readFileSync(onFailureFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { reason: string; record: DynamoDBRecord });
+    expect(given.map(({ reason, record }) => [reason, pkOf(record)])).toEqual([['Error: poisoned', poison]]);
     // 8 throws → 4 pass (0–3) → 4 throws → 2 throws → 4 alone passes → 5–7 throw → 2 throws → 5 alone
     // fails three times (a try and 2 retries) and is given up → 6–7 pass.
     expect(sizes).toEqual([8, 4, 4, 2, 1, 3, 2, 1, 1, 1, 2]);
