@@ -21,7 +21,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { startDynamoDBLocal } from './dynamodb-local.ts';
 import { ensureTable, localClient, startLocalStore, type ChangeListener, type ItemChange } from './store.ts';
 import { LocalStream } from './stream.ts';
-import { StreamConsumer, type StreamHandler } from './stream-consumer.ts';
+import { StreamConsumer, type StreamConsumerOptions, type StreamHandler } from './stream-consumer.ts';
 
 export const STORE_KINDS = ['dynalite', 'dynamodb-local', 'endpoint'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
@@ -138,7 +138,7 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
       if (!Table?.LatestStreamArn) throw new Error(`table ${tableName} has no stream`);
       return Table.LatestStreamArn;
     });
-  const consume = async (tableName: string, options: ConstructorParameters<typeof StreamConsumer>[0]) => {
+  const consume = (options: StreamConsumerOptions) => {
     const consumer = new StreamConsumer(options).start();
     consumers.add(consumer);
     return consumer;
@@ -152,7 +152,7 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
     prepareTable: (tableName) =>
       withClient(localClient(endpoint), (client) => ensureTable(client, tableName, { stream: true })),
     async startStream(tableName, streamOptions) {
-      return consume(tableName, {
+      return consume({
         client: streams,
         streamArn: await streamArnOf(tableName),
         ...streamOptions,
@@ -162,7 +162,7 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
     },
     async changes(tableName) {
       const listeners = new Set<ChangeListener>();
-      const consumer = await consume(tableName, {
+      const consumer = consume({
         client: streams,
         streamArn: await streamArnOf(tableName),
         filters: 'none',
