@@ -1,7 +1,9 @@
 /**
- * `ALLOT_STORE=dynamodb-local npm start` killed with -9 while its stream has work left: DynamoDB Local goes
- * with it (no JVM left behind), and the server started again on the same data folder resumes the stream
- * from its checkpoints and finishes what the killed one left (the released claims' Recycle, the counts).
+ * `ALLOT_STORE=dynamodb-local npm start` killed with -9 right after releases whose Recycle is the stream's
+ * to do: DynamoDB Local goes with it (no JVM left behind), and the server started again on the same data
+ * folder finishes what the killed one left (the released claims' Recycle, the counts), with its
+ * checkpoint file in place. That a consumer resumes after its checkpoint, rather than from the start, is
+ * shown exactly in stream-consumer.test.ts.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
