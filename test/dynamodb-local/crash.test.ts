@@ -1,9 +1,9 @@
 /**
  * `ALLOT_STORE=dynamodb-local npm start` killed with -9 right after releases whose Recycle is the stream's
  * to do: DynamoDB Local goes with it (no JVM left behind), and the server started again on the same data
- * folder finishes what the killed one left (the released claims' Recycle, the counts), with its
- * checkpoint file in place. That a consumer resumes after its checkpoint, rather than from the start, is
- * shown exactly in stream-consumer.test.ts.
+ * folder finishes what the killed one left (the released claims' Recycle, the counts) and resumes after its
+ * checkpoints: the records done before the kill are not delivered again (their events are not published
+ * twice).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -81,6 +81,11 @@ describe('DynamoDB Local store, killed with -9', () => {
       );
     }
     await eventually(async () => expect((await api.get('indexpools/crash')).body.status.allocated).toBe(20));
+    const allocatedEvents = () =>
+      readFileSync(join(dataDir, 'events.jsonl'), 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"detail-type":"Claim Allocated"')).length;
+    await eventually(async () => expect(allocatedEvents()).toBe(20));
     const jvms = javaChildrenOf(first.server.pid!);
     expect(jvms.length).toBe(1);
 
@@ -100,6 +105,8 @@ describe('DynamoDB Local store, killed with -9', () => {
       );
       expect((await again.get('indexpools/crash')).body.status.allocated).toBe(10);
     }, 20_000);
+    // Resumed after its checkpoints: the allocations' records, done before the kill, came not again.
+    expect(allocatedEvents()).toBe(20);
     const folder = join(dataDir, 'dynamodb-local');
     const checkpoint = readdirSync(folder).find((name) => name.startsWith('stream-checkpoints-'));
     expect(checkpoint && existsSync(join(folder, checkpoint))).toBeTruthy();
