@@ -2,7 +2,7 @@
  * Writes the README's benchmark section (between `<!-- bench:start` and `<!-- bench:end -->`) from
  * bench/results.json, so the figures in the README are the last run's: `npx tsx bench/readme.ts`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 interface Figure {
   median: number;
@@ -142,6 +142,45 @@ const figures: string[][] = [
   ],
 ];
 
+/** The efficiency rows on each store, from bench/results-dynamodb-local.json when a run wrote one. */
+interface StoreResults {
+  scenarios: Scenario[];
+  rawConditionalPutsPerSecond: Record<string, number>;
+  efficiency: number;
+  efficiencyOneClient: number;
+}
+const dynamodbLocalFile = new URL('./results-dynamodb-local.json', import.meta.url);
+const dynamodbLocal = existsSync(dynamodbLocalFile)
+  ? (JSON.parse(readFileSync(dynamodbLocalFile, 'utf8')) as StoreResults)
+  : undefined;
+const storeRows = (store: string, of: StoreResults, one: Scenario, many: Scenario) =>
+  [
+    [one, of.rawConditionalPutsPerSecond['1']!, of.efficiencyOneClient],
+    [many, of.rawConditionalPutsPerSecond['32']!, of.efficiency],
+  ].map(([s, raw, efficiency]) => {
+    const scenario = s as Scenario;
+    return [
+      store,
+      scenario.name,
+      `${scenario.requestsPerClaim.median} / ${scenario.requestsPerClaim.p99}`,
+      `${scenario.capacityPerClaim.median} / ${scenario.capacityPerClaim.p99}`,
+      String(Math.round(scenario.claimsPerSecond)),
+      String(raw),
+      String(efficiency),
+    ];
+  });
+const byStore = dynamodbLocal
+  ? [
+      ...storeRows('dynalite', results, oneClient, concurrent),
+      ...storeRows(
+        'DynamoDB Local',
+        dynamodbLocal,
+        dynamodbLocal.scenarios.find((s) => s.clients === 1)!,
+        dynamodbLocal.scenarios.find((s) => s.clients > 1)!,
+      ),
+    ]
+  : [];
+
 function table(header: string[], body: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
@@ -164,6 +203,17 @@ const section = [
     : []),
   table(['figure', 'measured', 'target'], figures),
   '',
+  ...(byStore.length > 0
+    ? [
+        "The efficiency rows on both stores (`npm run bench -- --store dynamodb-local` for DynamoDB Local), each with its own store's raw conditional puts:",
+        '',
+        table(
+          ['store', 'scenario', 'requests', 'capacity units', 'claims/s', 'raw puts/s', 'efficiency'],
+          byStore,
+        ),
+        '',
+      ]
+    : []),
   '<!-- bench:end -->',
 ].join('\n');
 

@@ -1,6 +1,7 @@
 /**
  * `npm start`: Allot on http://127.0.0.1:$PORT (default 8080), data in $ALLOT_DATA_DIR (default
- * .allot-data/, `:memory:` for none), stream effects applied by the local stream emulation.
+ * .allot-data/, `:memory:` for none), on the store $ALLOT_STORE chooses (lib/local/stores.ts: dynalite,
+ * dynamodb-local or endpoint).
  */
 import { startLocalAllot } from '../lib/local/server.ts';
 
@@ -12,7 +13,7 @@ const dataDir = process.env.ALLOT_DATA_DIR ?? '.allot-data';
 
 const allot = await startLocalAllot({ dataDir, port });
 console.log(
-  `Allot listening on ${allot.url} (data: ${dataDir === ':memory:' ? 'in memory' : dataDir}; stream: local emulation)`,
+  `Allot listening on ${allot.url} (data: ${dataDir === ':memory:' ? 'in memory' : dataDir}; store: ${allot.store.label})`,
 );
 console.log(`Console: ${allot.url}/`);
 

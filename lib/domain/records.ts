@@ -142,3 +142,23 @@ export interface NameHoldRecord {
   state: 'pending' | 'held';
   until: string;
 }
+
+/**
+ * Whether two pieces of stored data are the same, whatever order their maps' keys are in: DynamoDB (and
+ * DynamoDB Local) return a map's attributes in no set order, so equal JSON text is no test of sameness.
+ */
+export function sameData(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+function canonicalJson(value: unknown): string | undefined {
+  return JSON.stringify(value, (_key, part: unknown) =>
+    part && typeof part === 'object' && !Array.isArray(part)
+      ? Object.fromEntries(
+          Object.keys(part)
+            .sort()
+            .map((key) => [key, (part as Record<string, unknown>)[key]]),
+        )
+      : part,
+  );
+}

@@ -1,5 +1,6 @@
 /**
- * The local Allot: dynalite in-process, the stream emulation feeding the real stream handler, and a
+ * The local Allot: the store lib/local/stores.ts chooses (dynalite in-process unless ALLOT_STORE says
+ * otherwise) with its stream feeding the real stream handler, and a
  * node:http server that turns requests into API Gateway (HTTP API, payload 2.0) events for the real HTTP
  * handler, which dispatches from the same route table as the deployed API.
  */
@@ -13,22 +14,10 @@ import { createClaimsHandler } from '../../functions/claims-handler.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
-import { ensureTable, localClient, startLocalStore, type Image, type LocalStore } from './store.ts';
-import { LocalStream } from './stream.ts';
+import { openStore, type AllotStore, type StoreKind, type StreamFeed } from './stores.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serveConsole } from '../console/serve.ts';
-import { StreamJournal } from './journal.ts';
-import { appendFileSync } from 'node:fs';
-import {
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
 import { LOCAL_REPAIR_INTERVAL_MS, startRepairLoop, type RepairLoop } from './repairs.ts';
-
-/** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
-export const DEAD_LETTER_FILE = 'stream-dead-letters.jsonl';
 
 export interface LocalAllotOptions {
   /** A folder for the data, or `:memory:`. */
@@ -36,6 +25,8 @@ export interface LocalAllotOptions {
   /** The HTTP port; 0 picks a free one. */
   port: number;
   tableName?: string;
+  /** Which DynamoDB (lib/local/stores.ts); default `ALLOT_STORE`, else dynalite. */
+  store?: StoreKind;
   /** Set false to run without the stream emulation (tests that feed the stream function by hand). */
   stream?: boolean;
   /**
@@ -53,8 +44,8 @@ export type InvocableFunction = 'claim' | 'release';
 export interface LocalAllot {
   url: string;
   table: Table;
-  store: LocalStore;
-  stream?: LocalStream;
+  store: AllotStore;
+  stream?: StreamFeed;
   /** The repair sweep's local schedule, when it runs. */
   repairs?: RepairLoop;
   /**
@@ -134,76 +125,24 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
   };
 }
 
-async function readItem(client: DynamoDBClient, tableName: string, keys: Image): Promise<Image | undefined> {
-  const { Item } = await client.send(
-    new GetItemCommand({ TableName: tableName, Key: keys as never, ConsistentRead: true }),
-  );
-  return Item as Image | undefined;
-}
-
-/**
- * dynalite writes an item's index entries before the item: a crash in between leaves the entries of a
- * write that never landed. Writing the intended image and then the current state again (or deleting)
- * makes dynalite put every index entry of the item back in line with the item.
- */
-async function mendIndexes(
-  client: DynamoDBClient,
-  tableName: string,
-  record: DynamoDBRecord,
-  current: Image | undefined,
-): Promise<void> {
-  const intended = record.dynamodb!.NewImage as Image | undefined;
-  if (intended) await client.send(new PutItemCommand({ TableName: tableName, Item: intended as never }));
-  if (current) await client.send(new PutItemCommand({ TableName: tableName, Item: current as never }));
-  else
-    await client.send(new DeleteItemCommand({ TableName: tableName, Key: record.dynamodb!.Keys as never }));
-}
-
 export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
-  const store = await startLocalStore({ dataDir: options.dataDir });
-  const client = localClient(store.endpoint);
-  const tableName = options.tableName ?? 'allot';
-  await ensureTable(client, tableName);
+  const store = await openStore({ kind: options.store, dataDir: options.dataDir });
+  const client = store.client();
+  const tableName = options.tableName ?? store.defaultTableName;
+  await store.prepareTable(tableName);
   const table = new Table({ tableName, client });
   const events =
     options.dataDir === ':memory:'
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
-  let stream: LocalStream | undefined;
-  let journal: StreamJournal | undefined;
+  let stream: StreamFeed | undefined;
   if (options.stream !== false) {
     const streamHandler = createStreamHandler({ table }, { events });
-    // A data folder keeps the stream's records until handled (lib/local/journal.ts); memory keeps none.
-    const opened = options.dataDir === ':memory:' ? undefined : await StreamJournal.open(options.dataDir);
-    journal = opened?.journal;
-    const deadLetters = options.dataDir === ':memory:' ? undefined : join(options.dataDir, DEAD_LETTER_FILE);
-    const localStream = new LocalStream({
+    stream = await store.startStream(tableName, {
       handler: (event) => streamHandler(event, fakeContext('allot-stream')),
-      journal,
-      onFailure: (record, error) => {
-        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? '');
-        // The deployed stack's dead-letter queue: kept for the operator; the repair sweep covers it.
-        if (deadLetters) appendFileSync(deadLetters, `${JSON.stringify(record)}\n`);
-      },
+      onFailure: (record, error) =>
+        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
     });
-    if (opened && opened.pending.length > 0) {
-      // Before the stream is wired: what recovery writes itself is no change to report.
-      const { landed, dropped } = await localStream.sortRecovered(opened.pending, (keys) =>
-        readItem(client, tableName, keys),
-      );
-      for (const { record, current } of dropped) await mendIndexes(client, tableName, record, current);
-      localStream.replay(landed);
-      console.error(
-        `stream: ${landed.length} record(s) kept from before the restart delivered, ${dropped.length} whose write never landed dropped`,
-      );
-    }
-    store.setWriteAhead((change) =>
-      change.tableName === tableName ? localStream.keep(change) : Promise.resolve(),
-    );
-    store.onChange((change) => {
-      if (change.tableName === tableName) localStream.push(change);
-    });
-    stream = localStream;
   }
   const apiClient = options.apiClient?.(store.endpoint);
   const httpHandler = createHttpHandler({
@@ -269,10 +208,8 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       await closed;
       await repairs?.stop();
       await stream?.stop();
-      store.setWriteAhead(undefined);
-      await journal?.close();
-      client.destroy();
       apiClient?.destroy();
+      client.destroy();
       await store.close();
     },
   };

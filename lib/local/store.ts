@@ -201,8 +201,15 @@ export function localClient(endpoint: string): DynamoDBClient {
   });
 }
 
-/** Creates the table with the schema the CDK construct deploys, unless it exists. */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+/**
+ * Creates the table with the schema the CDK construct deploys, unless it exists; `stream` adds its stream
+ * (NEW_AND_OLD_IMAGES), for a store that has Streams (dynalite has none).
+ */
+export async function ensureTable(
+  client: DynamoDBClient,
+  tableName: string,
+  options: { stream?: boolean } = {},
+): Promise<void> {
   const attributes = new Set([TABLE_PARTITION_KEY, TABLE_SORT_KEY]);
   for (const index of TABLE_INDEXES) {
     attributes.add(index.partitionKey);
@@ -213,6 +220,9 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       new CreateTableCommand({
         TableName: tableName,
         BillingMode: 'PAY_PER_REQUEST',
+        ...(options.stream && {
+          StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        }),
         AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
         KeySchema: [
           { AttributeName: TABLE_PARTITION_KEY, KeyType: 'HASH' },

@@ -32,6 +32,7 @@ import type { PoolCounts, PoolRecord } from '../domain/records.ts';
 import { familyOf, type PoolSpace } from '../domain/values.ts';
 import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
 import { isHeld, setHeld, type GroupSummary, type MarkerEntry } from '../store/items.ts';
+import { MARKERS_PER_WRITE } from '../store/summaries.ts';
 
 /** An allocation object of the pool appeared (present) or went, as stream record `record` says. */
 export interface SlotChange {
@@ -90,7 +91,7 @@ export async function tallyPool(
   }
   const touched: Touched = new Map();
   for (const { ref, changes: inGroup } of byGroup.values()) {
-    const { summary, mine } = await recordChanges(ctx, id, ref, inGroup);
+    const { summary, mine } = await recordInParts(ctx, id, ref, inGroup);
     // Listed before any of its markers can reach the counts, so a recount never misses a counted group.
     if (!summary.listed && mine.size > 0) await ctx.table.summaries.listGroup(id, ref);
     touched.set(refId(ref), { ref, summary, mine });
@@ -104,6 +105,27 @@ export async function tallyPool(
   const done = [...touched.values()].flatMap(({ mine }) => [...mine]);
   if (done.length > 0) await forgetApplied(ctx, id, new Set(done));
   return outcome;
+}
+
+/**
+ * Steps 0 and A in writes of at most MARKERS_PER_WRITE changes (a stream batch needs one; a bulk refresh,
+ * such as a fill's, several): each write still carries its bits and their markers together.
+ */
+async function recordInParts(
+  ctx: ClaimContext,
+  id: PoolId,
+  ref: GroupRef,
+  changes: readonly SlotChange[],
+): Promise<{ summary: GroupSummary; mine: Set<string> }> {
+  const mine = new Set<string>();
+  let summary: GroupSummary | undefined;
+  for (let start = 0; start < changes.length || start === 0; start += MARKERS_PER_WRITE) {
+    const part = await recordChanges(ctx, id, ref, changes.slice(start, start + MARKERS_PER_WRITE));
+    for (const marker of part.mine) mine.add(marker);
+    // Each part reads the group afresh, so the last one's summary holds every part's markers.
+    summary = part.summary;
+  }
+  return { summary: summary!, mine };
 }
 
 /** Steps 0 and A for one group: flips the bits the changes flip and leaves a marker for each. */

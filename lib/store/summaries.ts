@@ -24,6 +24,12 @@ import {
   type MarkerEntry,
 } from './items.ts';
 
+/**
+ * The most markers one write names: DynamoDB refuses an expression over 4 KB (dynalite checks no such
+ * limit), and a write spells `#qN = :qN` per marker. A stream batch's worth (100 records) fits in 1.5 KB.
+ */
+export const MARKERS_PER_WRITE = 100;
+
 export class Summaries {
   constructor(private readonly io: TableClient) {}
 
@@ -63,6 +69,7 @@ export class Summaries {
     markers: readonly { id: string; entries: MarkerEntry[] }[],
     holds?: Uint8Array,
   ): Promise<boolean> {
+    if (markers.length > MARKERS_PER_WRITE) throw new Error(`at most ${MARKERS_PER_WRITE} markers a write`);
     const names: Record<string, string> = {};
     const values: Item = { ':b': storedBits(bits), ':v': (version ?? 0) + 1 };
     const set = ['b = :b', 'v = :v'];
@@ -90,6 +97,13 @@ export class Summaries {
 
   /** Drops markers whose changes the pool's counts hold, and notes that the directory lists the group. */
   async finishGroup(pool: PoolId, ref: GroupRef, markerIds: readonly string[]): Promise<void> {
+    for (let start = MARKERS_PER_WRITE; start < markerIds.length; start += MARKERS_PER_WRITE) {
+      await this.finishMarkers(pool, ref, markerIds.slice(start, start + MARKERS_PER_WRITE));
+    }
+    await this.finishMarkers(pool, ref, markerIds.slice(0, MARKERS_PER_WRITE));
+  }
+
+  private async finishMarkers(pool: PoolId, ref: GroupRef, markerIds: readonly string[]): Promise<void> {
     const names: Record<string, string> = {};
     markerIds.forEach((id, i) => (names[`#q${i}`] = MARKER_ATTRIBUTE + id));
     const remove = markerIds.map((_, i) => `#q${i}`);

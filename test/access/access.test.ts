@@ -25,7 +25,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { vi } from 'vitest';
 import { AllotService, type AllotFunctionName } from '../../lib/cloud/construct.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { nameProblem } from '../../lib/domain/names.ts';
 import { ALL_ROUTES, matchRoute } from '../../lib/http/routes.ts';
 import { Table } from '../../lib/store/table.ts';
@@ -33,13 +33,13 @@ import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 import { dynamoPermissions } from '../helpers/permissions.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
-import { startTestAllot } from '../helpers/allot.ts';
+import { startTestAllot, startTestStore } from '../helpers/allot.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 
 const FUNCTIONS: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair'];
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 
-let store: LocalStore;
+let store: AllotStore;
 let tableName: string;
 const recorders = {} as Record<AllotFunctionName, Faults>;
 const handlers = {} as Record<'api' | 'claim' | 'release' | 'repair', ReturnType<typeof createHttpHandler>>;
@@ -73,7 +73,7 @@ async function repairAfterLoss(
   which: (image: Record<string, any>, eventName: string) => boolean,
 ) {
   expect(
-    queue.lose((record) =>
+    await queue.lose((record) =>
       which(unmarshall((record.dynamodb!.NewImage ?? record.dynamodb!.OldImage) as never), record.eventName!),
     ),
   ).toBeGreaterThan(0);
@@ -258,10 +258,10 @@ async function itemsOf(ns: string) {
 let tenantBBefore: unknown[];
 
 beforeAll(async () => {
-  store = await startLocalStore({ dataDir: ':memory:' });
+  store = await startTestStore();
   tableName = `access-${process.pid}`;
-  const setup = localClient(store.endpoint);
-  await ensureTable(setup, tableName);
+  const setup = store.client();
+  await store.prepareTable(tableName);
   observer = new Table({ tableName, client: setup });
   for (const name of FUNCTIONS) {
     recorders[name] = new Faults(random);
@@ -270,7 +270,7 @@ beforeAll(async () => {
     else if (name === 'repair') handlers.repair = createRepairHandler({ table }) as never;
     else handlers[name] = createHttpHandler({ table });
   }
-  queue = new StreamQueue(store, tableName);
+  queue = new StreamQueue(await store.changes(tableName));
   // The other tenant first, with objects of the same names, unrecorded.
   await workload('tenant-b');
   await call('POST', '/v1/namespaces/tenant-b/indexpools', {
@@ -292,7 +292,7 @@ beforeAll(async () => {
   for (const name of FUNCTIONS) recorders[name].record = false;
 }, 60_000);
 afterAll(async () => {
-  queue.close();
+  await queue.close();
   await store.close();
 });
 

@@ -49,7 +49,7 @@ beforeAll(async () => {
       records.push(...event.Records);
     },
   });
-  allot.store.onChange((change) => capture.push(change));
+  (await allot.store.changes(allot.table.tableName)).onChange((change) => capture.push(change));
 
   expect((await api.post('indexpools', indexPool('vlans', ['100..101']))).status).toBe(201);
   expect((await api.post('indexpools', indexPool('kept', ['7'], { reclaimPolicy: 'Retain' }))).status).toBe(

@@ -8,16 +8,17 @@
 import '../helpers/quiet.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
+import { startTestStore } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';
 import { drainedViolations } from '../model/invariants.ts';
 import { World } from '../model/world.ts';
 
-let store: LocalStore;
+let store: AllotStore;
 const figures = { runs: 0, records: 0, duplicated: 0, replayed: 0, bisected: 0, violations: 0 };
 
 beforeAll(async () => {
-  store = await startLocalStore({ dataDir: ':memory:' });
+  store = await startTestStore();
 });
 afterAll(async () => {
   recordFigure('stream delivery faults', figures);
@@ -100,7 +101,7 @@ describe('stream delivery faults', () => {
       const retained = await world.observe('indexpools/retained');
       expect(retained.body.status).toMatchObject({ allocated: 3, total: '4', free: '1' });
     } finally {
-      world.close();
+      await world.close();
     }
   });
 
@@ -157,7 +158,7 @@ describe('stream delivery faults', () => {
             figures.violations += violations.length;
             expect(violations).toEqual([]);
           } finally {
-            world.close();
+            await world.close();
           }
         },
       ),

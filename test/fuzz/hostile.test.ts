@@ -31,7 +31,7 @@ beforeAll(async () => {
   };
   expect((await api.post('ipprefixpools', prefixPool)).status).toBe(201);
   expect((await api.post('claims', claim('c', { kind: 'IndexPool', name: 'p' }))).status).toBe(201);
-  allot.store.onChange((change) => changes.push(change));
+  (await allot.store.changes(allot.table.tableName)).onChange((change) => changes.push(change));
 });
 afterAll(async () => {
   recordFigure('hostile input', figures);

@@ -1,13 +1,20 @@
 /**
- * Test helpers: an Allot on in-memory dynalite (each test file its own store and table), and a small
- * HTTP client for the contract.
+ * Test helpers: an Allot on an in-memory store (each test file its own store and table), and a small
+ * HTTP client for the contract. The store is ALLOT_STORE's (lib/local/stores.ts): dynalite, or DynamoDB
+ * Local in the second tier of vitest.config.ts.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { startLocalAllot, type LocalAllot, type LocalAllotOptions } from '../../lib/local/server.ts';
+import { openStore, type AllotStore } from '../../lib/local/stores.ts';
 
 let tables = 0;
 
 type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient'>;
+
+/** The store alone, in memory, for tests that build their own handlers on it. */
+export function startTestStore(): Promise<AllotStore> {
+  return openStore({ dataDir: ':memory:' });
+}
 
 /**
  * Starts Allot on a free port with an in-memory store; `stream: false` leaves the stream to the test,

@@ -6,5 +6,8 @@ export function recordFigure(name: string, figures: Record<string, number>): voi
   const text = Object.entries(figures)
     .map(([key, value]) => `${key}=${value}`)
     .join(' ');
-  console.log(`[issue-5 figures] ${name}: ${text}`);
+  // The second test tier (DynamoDB Local) prints the same figures again: its lines name the store.
+  const store =
+    process.env.ALLOT_STORE && process.env.ALLOT_STORE !== 'dynalite' ? ` (${process.env.ALLOT_STORE})` : '';
+  console.log(`[issue-5 figures] ${name}${store}: ${text}`);
 }

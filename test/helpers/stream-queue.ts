@@ -1,6 +1,7 @@
 /**
- * A DynamoDB stream the test delivers by hand: every committed change of one table (captured by the local
- * store), filtered with lib/cloud/stream-filter.ts, queued until the test hands a batch to a stream handler.
+ * A DynamoDB stream the test delivers by hand: every committed change of one table (the store's change
+ * feed, lib/local/stores.ts), filtered with lib/cloud/stream-filter.ts, queued until the test hands a
+ * batch to a stream handler.
  *
  * Delivery keeps what DynamoDB Streams keeps (a key's records in commit order; a batch that reports a
  * failure is retried from its first failed record) and varies what it does not promise: the order of
@@ -8,7 +9,8 @@
  * duplicates and replays of batches already delivered.
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { LocalStore, ItemChange } from '../../lib/local/store.ts';
+import type { ItemChange } from '../../lib/local/store.ts';
+import type { ChangeFeed } from '../../lib/local/stores.ts';
 import { streamRecordOf } from '../../lib/local/stream.ts';
 import { matchesFilter } from '../../lib/cloud/stream-filter.ts';
 
@@ -32,16 +34,16 @@ export class StreamQueue {
   private sequence = 0;
   private readonly unsubscribe: () => void;
 
-  constructor(store: LocalStore, tableName: string) {
-    this.unsubscribe = store.onChange((change) => {
-      if (change.tableName !== tableName) return;
+  constructor(private readonly feed: ChangeFeed) {
+    this.unsubscribe = feed.onChange((change) => {
       const record = changeRecord(change, ++this.sequence);
       if (matchesFilter(record)) this.pending.push(record);
     });
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.unsubscribe();
+    await this.feed.close();
   }
 
   /**
@@ -95,9 +97,14 @@ export class StreamQueue {
 
   /**
    * Loses pending records for good (a record the event source mapping gave up on, or a defect skipped):
-   * those `which` picks, or one at random. Returns how many were lost.
+   * those `which` picks, or one at random, once the feed has caught up. Resolves to how many were lost.
    */
-  lose(which?: (record: DynamoDBRecord) => boolean, random: () => number = Math.random): number {
+  async lose(
+    which?: (record: DynamoDBRecord) => boolean,
+    random: () => number = Math.random,
+  ): Promise<number> {
+    // What the feed has not passed on yet cannot be picked (DynamoDB Local's feed comes from its Streams API).
+    await this.feed.caughtUp();
     if (!which) {
       if (this.pending.length === 0) return 0;
       this.pending.splice(Math.floor(random() * this.pending.length), 1);
@@ -123,9 +130,11 @@ export class StreamQueue {
     }
   }
 
-  /** Delivers until nothing is pending (the handler's own writes included). */
+  /** Delivers until nothing is pending (the handler's own writes included, once the feed has them). */
   async drain(handler: StreamHandler, random: () => number, size = 25): Promise<void> {
-    for (let rounds = 0; this.pending.length > 0; rounds++) {
+    for (let rounds = 0; ; rounds++) {
+      await this.feed.caughtUp();
+      if (this.pending.length === 0) return;
       if (rounds > 10_000) throw new Error('the stream does not drain: it keeps writing');
       await this.deliver(handler, size, random);
     }

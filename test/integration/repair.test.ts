@@ -28,11 +28,11 @@ const random = seededRandom(14);
 
 beforeAll(async () => {
   allot = await startTestAllot({ stream: false });
-  queue = new StreamQueue(allot.store, allot.table.tableName);
+  queue = new StreamQueue(await allot.store.changes(allot.table.tableName));
   streamHandler = createStreamHandler({ table: allot.table });
 });
 afterAll(async () => {
-  queue.close();
+  await queue.close();
   await allot.close();
 });
 
@@ -159,18 +159,18 @@ describe('the repair sweep', () => {
     // A release whose record is lost: Recycle never deletes, Retain never clears the uid.
     await api.delete('claims/gone');
     await api.delete('claims/kept');
-    lost.push(queue.lose((r) => r.eventName === 'REMOVE'));
+    lost.push(await queue.lose((r) => r.eventName === 'REMOVE'));
     // A new allocation whose record is lost: its bit and the counts never see it.
     await api.post('claims', claim('fresh', { kind: 'IndexPool', name: 'r' }));
-    lost.push(queue.lose((r) => r.eventName === 'INSERT'));
+    lost.push(await queue.lose((r) => r.eventName === 'INSERT'));
     // A pool whose creation record is lost: its waiting claim never wakes, and it has no counts.
     await api.post('indexpools', indexPool('late', ['1..5']));
-    lost.push(queue.lose((r) => about(r, 'pool', 'late')));
+    lost.push(await queue.lose((r) => about(r, 'pool', 'late')));
     // An object deleted under its claim, and the object offered to a name, both records lost.
     const heldValue = (await api.get('claims/held')).body.status.value;
     await api.delete(`indices/r-${heldValue}`);
     await api.delete('indices/r-9');
-    lost.push(queue.lose((r) => r.eventName === 'REMOVE'));
+    lost.push(await queue.lose((r) => r.eventName === 'REMOVE'));
     // A claim whose handler died mid-allocation, its record lost.
     await allot.table.createObject(objectKey(ns, 'claims', 'stuck'), {
       t: 'claim',
@@ -189,7 +189,7 @@ describe('the repair sweep', () => {
       allocatingUntil: new Date(Date.now() - 1000).toISOString(),
       rv: 1,
     });
-    lost.push(queue.lose((r) => about(r, 'claim', 'stuck')));
+    lost.push(await queue.lose((r) => about(r, 'claim', 'stuck')));
     // A claim left waiting although its pool has room (its wake-up was lost), its record lost too.
     await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
       t: 'claim',
@@ -217,7 +217,7 @@ describe('the repair sweep', () => {
       phase: 'Waiting',
       rv: 1,
     });
-    lost.push(queue.lose((r) => about(r, 'claim', 'idle')));
+    lost.push(await queue.lose((r) => about(r, 'claim', 'idle')));
     expect(lost.every((n) => n > 0)).toBe(true);
     await drain();
     expect((await violations(ns, ['r', 'k', 'late'])).length).toBeGreaterThan(0);
@@ -255,7 +255,7 @@ describe('the repair sweep', () => {
     await api.post('claims', claim('c', { kind: 'IndexPool', name: 'p' }));
     await drain();
     await api.delete('claims/c');
-    queue.lose((r) => r.eventName === 'REMOVE');
+    await queue.lose((r) => r.eventName === 'REMOVE');
     const young = await recordedSweep(ns);
     expect(young.report.found.orphanedAllocation).toBe(0);
     expect(young.writes).toEqual([]);
@@ -286,7 +286,7 @@ describe('the repair sweep', () => {
       await drain();
       // One lost release near the end of the walk, so only a sweep that gets there finds it.
       await api.delete('claims/c159');
-      queue.lose((r) => r.eventName === 'REMOVE');
+      await queue.lose((r) => r.eventName === 'REMOVE');
       const reports: RepairReport[] = [];
       for (let run = 0; run < 50; run++) {
         const { report, writes } = await recordedSweep(ns, { budget: 40, graceMs: 0, recheckMs: 0 });

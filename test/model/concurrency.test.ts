@@ -9,7 +9,8 @@
 import '../helpers/quiet.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
+import { startTestStore } from '../helpers/allot.ts';
 import { alwaysViolations, drainedViolations } from './invariants.ts';
 import { Clock, World, type Answer } from './world.ts';
 import { recordFigure } from '../helpers/figures.ts';
@@ -263,7 +264,7 @@ async function runOp(run: Run, op: Op): Promise<OpAnswer | undefined> {
     if (REPAIR) await world.repair().catch(() => undefined);
   } else if (op.action.type === 'stream') {
     const { size, duplicate, replay, lose } = op.action;
-    if (lose && run.faulty) world.queue.lose(undefined, world.random);
+    if (lose && run.faulty) await world.queue.lose(undefined, world.random);
     if (replay && run.faulty) await world.queue.replay(world.streamHandler, world.random);
     await world.queue.deliver(world.streamHandler, size, world.random, {
       duplicate: duplicate && run.faulty,
@@ -521,7 +522,7 @@ function stepArb(faulty: boolean) {
 const FAULT_RATE = Number(process.env.MODEL_FAULT_RATE ?? 0.08);
 /** MODEL_NO_REPAIR=1 runs the model without the repair sweep: lost records then break the invariants. */
 const REPAIR = !process.env.MODEL_NO_REPAIR;
-let store: LocalStore;
+let store: AllotStore;
 const clock = new Clock();
 const newTotals = () => ({
   runs: 0,
@@ -540,7 +541,7 @@ const newTotals = () => ({
 });
 const totals = { clean: newTotals(), faulty: newTotals() };
 beforeAll(async () => {
-  store = await startLocalStore({ dataDir: ':memory:' });
+  store = await startTestStore();
   vi.spyOn(Date, 'now').mockImplementation(clock.now);
 });
 afterAll(async () => {
@@ -584,7 +585,7 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           sum.sweeps += world.sweeps;
           sum.repairs += world.repairs;
           sum.violations += run.violations.length;
-          world.close();
+          await world.close();
         }
       },
     ),

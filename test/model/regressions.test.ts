@@ -4,15 +4,16 @@
  */
 import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
+import { startTestStore } from '../helpers/allot.ts';
 import { drainedViolations } from './invariants.ts';
 import { Clock, World, type Instance } from './world.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
-let store: LocalStore;
+let store: AllotStore;
 
 beforeAll(async () => {
-  store = await startLocalStore({ dataDir: ':memory:' });
+  store = await startTestStore();
 });
 afterAll(() => store.close());
 
@@ -46,7 +47,7 @@ describe('regressions found by the model', () => {
       expect(claim.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p2-0' } });
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {
-      world.close();
+      await world.close();
     }
   });
 
@@ -72,7 +73,7 @@ describe('regressions found by the model', () => {
       expect(claim.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p1-0' } });
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {
-      world.close();
+      await world.close();
     }
   });
 
@@ -105,7 +106,7 @@ describe('regressions found by the model', () => {
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {
       vi.restoreAllMocks();
-      world.close();
+      await world.close();
     }
   });
 
@@ -146,7 +147,7 @@ describe('regressions found by the model', () => {
         expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
       } finally {
         vi.restoreAllMocks();
-        world.close();
+        await world.close();
       }
     },
   );
@@ -173,7 +174,7 @@ describe('regressions found by the model', () => {
       expect(claim.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {
-      world.close();
+      await world.close();
     }
   });
 
@@ -202,7 +203,7 @@ describe('regressions found by the model', () => {
       await world.queue.drain(world.streamHandler, world.random);
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {
-      world.close();
+      await world.close();
     }
   });
 });

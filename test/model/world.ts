@@ -10,7 +10,7 @@ import { createHttpHandler } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { HANDLER_DEADLINE_MS } from '../../lib/service/decide.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import { ensureTable, localClient, type LocalStore } from '../../lib/local/store.ts';
+import type { AllotStore, ChangeFeed } from '../../lib/local/stores.ts';
 import { Table } from '../../lib/store/table.ts';
 import { sweepNamespace, type RepairReport } from '../../lib/service/repair.ts';
 import { httpEvent } from '../helpers/events.ts';
@@ -61,13 +61,14 @@ export class World {
   private readonly clients: { destroy(): void }[] = [];
 
   private constructor(
-    readonly store: LocalStore,
+    readonly store: AllotStore,
     readonly tableName: string,
     seed: number,
     instanceCount: number,
+    changes: ChangeFeed,
   ) {
     this.random = seededRandom(seed);
-    const observerClient = localClient(store.endpoint);
+    const observerClient = store.client();
     this.clients.push(observerClient);
     this.observer = new Table({ tableName, client: observerClient });
     this.observerHandler = createHttpHandler({ table: this.observer });
@@ -77,15 +78,13 @@ export class World {
     this.clients.push(streamClient);
     this.streamTable = new Table({ tableName, client: streamClient });
     this.streamHandler = createStreamHandler({ table: this.streamTable });
-    this.queue = new StreamQueue(store, tableName);
+    this.queue = new StreamQueue(changes);
   }
 
-  static async create(store: LocalStore, seed: number, instanceCount = 3): Promise<World> {
+  static async create(store: AllotStore, seed: number, instanceCount = 3): Promise<World> {
     const tableName = `model-${process.pid}-${++tables}`;
-    const client = localClient(store.endpoint);
-    await ensureTable(client, tableName);
-    client.destroy();
-    return new World(store, tableName, seed, instanceCount);
+    await store.prepareTable(tableName);
+    return new World(store, tableName, seed, instanceCount, await store.changes(tableName));
   }
 
   private startInstance(seed: number): Instance {
@@ -148,8 +147,8 @@ export class World {
     this.streamFaults.rate = rate;
   }
 
-  close(): void {
-    this.queue.close();
+  async close(): Promise<void> {
+    await this.queue.close();
     for (const client of this.clients) client.destroy();
   }
 }

@@ -6,7 +6,13 @@ import { AlreadyExistsError, BadRequestError, InvalidError } from '../../domain/
 import { API_VERSION, type PoolKindInfo } from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem, nameRole, valueNamedBy } from '../../domain/names.ts';
 import { allocationObject, spaceOf, type ApiObject } from '../../domain/objects.ts';
-import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../../domain/records.ts';
+import {
+  sameData,
+  type AllocationRecord,
+  type ItemKey,
+  type NameHoldRecord,
+  type PoolRecord,
+} from '../../domain/records.ts';
 import { valueKind } from '../../domain/spaces.ts';
 
 import {
@@ -253,9 +259,7 @@ export async function replaceAllocation(
         ...current.metadata,
         labels: checked.metadata.labels,
         annotations: checked.metadata.annotations,
-        generation:
-          current.metadata.generation +
-          (JSON.stringify(current.spec) === JSON.stringify(checked.record.spec) ? 0 : 1),
+        generation: current.metadata.generation + (sameData(current.spec, checked.record.spec) ? 0 : 1),
       },
       rv: current.rv + 1,
     };

@@ -5,7 +5,13 @@
 import { AlreadyExistsError } from '../../domain/errors.ts';
 import { API_VERSION, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
 import { claimObject, condition, spaceOf, timestamp } from '../../domain/objects.ts';
-import type { ClaimRecord, ClaimSpec, ItemKey, PoolRecord } from '../../domain/records.ts';
+import {
+  sameData,
+  type ClaimRecord,
+  type ClaimSpec,
+  type ItemKey,
+  type PoolRecord,
+} from '../../domain/records.ts';
 import { valueKind } from '../../domain/spaces.ts';
 import { parseRange } from '../../domain/ranges.ts';
 import { parsePrefix } from '../../domain/ip.ts';
@@ -203,7 +209,7 @@ export async function createClaim(
 }
 
 export function sameClaimSpec(a: ClaimSpec, b: ClaimSpec): boolean {
-  return JSON.stringify(normalizeSpec(a)) === JSON.stringify(normalizeSpec(b));
+  return sameData(normalizeSpec(a), normalizeSpec(b));
 }
 
 export function normalizeSpec(spec: ClaimSpec) {
@@ -235,11 +241,10 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     const causes = new Causes();
     const was = normalizeSpec(current.spec);
     const now = normalizeSpec(checked.spec);
-    if (JSON.stringify(was.poolRef) !== JSON.stringify(now.poolRef))
-      causes.add('spec.poolRef', 'is immutable');
+    if (!sameData(was.poolRef, now.poolRef)) causes.add('spec.poolRef', 'is immutable');
     if (current.phase === 'Allocated') {
       for (const field of ['value', 'within', 'reserved'] as const) {
-        if (JSON.stringify(was[field]) !== JSON.stringify(now[field])) {
+        if (!sameData(was[field], now[field])) {
           causes.add(
             `spec.${field}`,
             'cannot change while the claim holds a value; delete and recreate the claim',
@@ -250,8 +255,8 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     causes.throwIfAny('Claim', name);
     const unchanged =
       sameClaimSpec(current.spec, checked.spec) &&
-      JSON.stringify(current.metadata.labels ?? {}) === JSON.stringify(checked.metadata.labels) &&
-      JSON.stringify(current.metadata.annotations ?? {}) === JSON.stringify(checked.metadata.annotations);
+      sameData(current.metadata.labels ?? {}, checked.metadata.labels) &&
+      sameData(current.metadata.annotations ?? {}, checked.metadata.annotations);
     if (unchanged) return { statusCode: 200, body: claimObject(current) };
     const specChanged = !sameClaimSpec(current.spec, checked.spec);
     // A waiting claim whose limits changed tries again at once: allocating again, as a new claim is, so

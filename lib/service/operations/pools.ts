@@ -5,7 +5,7 @@
 import { AlreadyExistsError, PoolInUseError } from '../../domain/errors.ts';
 import { type PoolKindInfo } from '../../domain/kinds.ts';
 import { poolObject } from '../../domain/objects.ts';
-import type { PoolRecord } from '../../domain/records.ts';
+import { sameData, type PoolRecord } from '../../domain/records.ts';
 import { poolSpecChecker } from '../../domain/spaces.ts';
 
 import {
@@ -101,7 +101,7 @@ export async function createPool(
 }
 
 export function samePoolSpec(a: PoolRecord['spec'], b: PoolRecord['spec']): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return sameData(a, b);
 }
 
 export async function replacePool(
