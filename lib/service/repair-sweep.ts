@@ -20,6 +20,7 @@ export const REPAIR_KINDS = [
   'stuckClaim',
   'lostAllocation',
   'staleStub',
+  'pendingHold',
 ] as const;
 
 export type RepairKind = (typeof REPAIR_KINDS)[number];

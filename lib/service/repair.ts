@@ -20,6 +20,8 @@
  *   a claim still Allocating past its deadline         finishing it (reconcileClaim)       stuckClaim
  *   an Allocated claim whose object is gone            allocating it again                 lostAllocation
  *   a stub whose offers all name objects gone          dropping it                         staleStub
+ *   a name hold still pending past its deadline (its   judging it as the stream would:     pendingHold
+ *     request died, its record was lost)               confirm it, or delete it
  *
  * Each fix re-reads what it changes and writes conditionally (the same conditional writes the stream
  * function uses), so it is idempotent and safe beside claim handlers and the stream function. A sweep over
@@ -27,14 +29,16 @@
  * `budget` requests; a sweep cut short keeps a cursor in the table, and the next run goes on from there.
  */
 import { POOL_KINDS } from '../domain/kinds.ts';
-import type { PoolRecord } from '../domain/records.ts';
+import type { NameHoldRecord, PoolRecord } from '../domain/records.ts';
 import { LIST_SHARDS, objectKey } from '../store/keys.ts';
 import { RepairStore } from '../store/repairs.ts';
 import type { ClaimContext } from './context.ts';
 import { sweepPool } from './repair-pools.ts';
 import { sweepClaims } from './repair-claims.ts';
+import { judgeHold } from './name-holds.ts';
 import {
   exhausted,
+  fix,
   REPAIR_BUDGET,
   REPAIR_GRACE_MS,
   REPAIR_KINDS,
@@ -132,7 +136,31 @@ async function run(sweep: Sweep): Promise<boolean> {
     }
     Object.assign(cursor, { pool: undefined, poolDone: undefined, shard: 0, after: undefined });
   }
+  if (!(await sweepPendingHolds(sweep))) return false;
   return sweepClaims(sweep);
+}
+
+/** Pending name holds looked at per run (each past its deadline costs a few requests). */
+const PENDING_HOLDS_LIMIT = 100;
+
+/**
+ * Name holds still pending past their request's deadline (service/name-holds.ts): the request died and
+ * the hold's stream record, which would have had the stream function judge it, was lost. Judged here
+ * the same way: confirmed when its object is in place, deleted when not.
+ */
+async function sweepPendingHolds(sweep: Sweep): Promise<boolean> {
+  if (exhausted(sweep)) return false;
+  spend(sweep);
+  for (const key of await sweep.ctx.table.holds.pending(sweep.namespace, PENDING_HOLDS_LIMIT)) {
+    spend(sweep);
+    const hold = await sweep.ctx.table.get<NameHoldRecord>(key);
+    if (hold?.t !== 'hold' || hold.state !== 'pending' || Date.now() < Date.parse(hold.until)) continue;
+    await fix(sweep, 'pendingHold', async () => {
+      await judgeHold(sweep.ctx, hold, false);
+      return true;
+    });
+  }
+  return true;
 }
 
 /** The namespaces to sweep: those the registry lists (every namespace a pool was ever created in). */

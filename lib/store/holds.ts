@@ -3,9 +3,11 @@
  * keeps a user's object's name unique and that value from being handed out. Every write is conditional
  * on the holding object's uid, so a request, its retry and the stream function never undo each other.
  */
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey, NameHoldRecord } from '../domain/records.ts';
 import type { TableClient } from './client.ts';
+import { pendingHoldsKey } from './keys.ts';
+import { WAITING_INDEX } from './schema.ts';
 
 export class NameHolds {
   constructor(private readonly io: TableClient) {}
@@ -15,7 +17,15 @@ export class NameHolds {
     return this.io.conditional(
       new PutCommand({
         TableName: this.io.tableName,
-        Item: { ...key, ...hold },
+        // Listed in the sparse `waiting` index while pending (pendingHoldsKey), for the repair sweep.
+        Item: {
+          ...key,
+          ...hold,
+          ...(hold.state === 'pending' && {
+            wpk: pendingHoldsKey(hold.metadata.namespace),
+            wsk: `${hold.until}#${hold.metadata.name}`,
+          }),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -27,7 +37,7 @@ export class NameHolds {
       new UpdateCommand({
         TableName: this.io.tableName,
         Key: key,
-        UpdateExpression: 'SET #state = :held REMOVE #until',
+        UpdateExpression: 'SET #state = :held REMOVE #until, wpk, wsk',
         ConditionExpression: 't = :hold AND #m.#uid = :uid AND #state = :pending',
         ExpressionAttributeNames: { '#state': 'state', '#until': 'until', '#m': 'metadata', '#uid': 'uid' },
         ExpressionAttributeValues: { ':held': 'held', ':pending': 'pending', ':hold': 'hold', ':uid': uid },
@@ -50,5 +60,19 @@ export class NameHolds {
         ExpressionAttributeValues: { ':hold': 'hold', ':uid': uid, ...(state ? { ':state': state } : {}) },
       }),
     );
+  }
+
+  /** The keys of a namespace's pending holds, oldest deadline first (a keys-only, sparse index). */
+  async pending(namespace: string, limit: number): Promise<ItemKey[]> {
+    const result = await this.io.doc.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        IndexName: WAITING_INDEX,
+        KeyConditionExpression: 'wpk = :wpk',
+        ExpressionAttributeValues: { ':wpk': pendingHoldsKey(namespace) },
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
   }
 }

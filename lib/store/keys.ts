@@ -109,6 +109,14 @@ export function nameKey(namespace: string, resource: Resource, name: string): It
   return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
 }
 
+/**
+ * Where a namespace's pending name holds are listed in the sparse `waiting` index, until confirmed: the
+ * repair sweep finds one whose request died and whose stream record was lost. (`~` is in no pool kind.)
+ */
+export function pendingHoldsKey(namespace: string): string {
+  return `${namespace}#~holds`;
+}
+
 export function waitingKey(pool: PoolId): string {
   return `${pool.namespace}#${pool.kind}#${pool.name}`;
 }

@@ -10,9 +10,9 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStreamHandler } from '../../functions/stream.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
-import type { AllocationRecord, ClaimRecord } from '../../lib/domain/records.ts';
+import type { AllocationRecord, ClaimRecord, NameHoldRecord } from '../../lib/domain/records.ts';
 import { sweepNamespace, REPAIR_KINDS, type RepairReport } from '../../lib/service/repair.ts';
-import { objectKey, repairCursorKey } from '../../lib/store/keys.ts';
+import { allocationKey, objectKey, repairCursorKey } from '../../lib/store/keys.ts';
 import { Table } from '../../lib/store/table.ts';
 import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
@@ -243,6 +243,41 @@ describe('the repair sweep', () => {
     const kept = (await items(ns)).allocations.find((a) => a.spec.claimRef?.name === 'kept');
     expect(kept?.spec.claimRef).toEqual({ name: 'kept', uid: '' });
 
+    const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(again.report.found).toEqual(none());
+    expect(again.writes).toEqual([]);
+  });
+
+  it('judges a name hold left pending by a request that died, whose stream record was lost', async () => {
+    const ns = 'holds';
+    const api = client(allot.url, ns);
+    await api.post('indexpools', indexPool('w', ['1..3']));
+    await drain();
+    // What a pre-provision of an object named w-2 (value 2 of pool w) leaves when it dies after its first
+    // write: a pending hold, past its deadline, and no object.
+    const key = allocationKey({ namespace: ns, kind: 'IndexPool', name: 'w' }, 'Index', {
+      slot: 2n,
+      family: undefined,
+    });
+    const hold: NameHoldRecord = {
+      t: 'hold',
+      kind: 'Index',
+      metadata: { name: 'w-2', namespace: ns, uid: 'died-request' },
+      poolRef: { kind: 'IndexPool', name: 'w' },
+      value: '2',
+      target: allocationKey({ namespace: ns, kind: 'IndexPool', name: 'other' }, 'Index', {
+        slot: 7n,
+        family: undefined,
+      }),
+      state: 'pending',
+      until: new Date(Date.now() - 1000).toISOString(),
+    };
+    expect(await allot.table.holds.put(key, hold)).toBe(true);
+    expect(await queue.lose((r) => about(r, 'hold', 'w-2'))).toBe(1);
+    const { report } = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(report.found.pendingHold).toBe(1);
+    expect(report.fixed.pendingHold).toBe(1);
+    expect(await allot.table.get(key)).toBeUndefined();
     const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     expect(again.report.found).toEqual(none());
     expect(again.writes).toEqual([]);
