@@ -118,13 +118,14 @@ const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> =
   api: {
     description: 'Allot HTTP API: pools, allocation objects, claim reads, 404/405',
     timeout: Duration.seconds(10),
-    tableActions: ITEM_ACTIONS,
+    // BatchGetItem: the overlap check of a prefix in a pool of a range of lengths (its ancestors).
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
     queriedIndexes: [ALLOCATIONS_INDEX],
   },
   claim: {
     description: 'Allot HTTP API: claim create and replace (allocates before answering)',
     timeout: Duration.seconds(10),
-    tableActions: ITEM_ACTIONS,
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
     queriedIndexes: [],
   },
   release: {

@@ -224,7 +224,8 @@ export const SCHEMAS = {
   },
   IPPrefixPoolSpec: {
     type: 'object',
-    required: ['prefixes', 'allocationPrefixLength'],
+    required: ['prefixes'],
+    oneOf: [{ required: ['allocationPrefixLength'] }, { required: ['allocationPrefixLengths'] }],
     additionalProperties: false,
     properties: {
       prefixes: prefixList('one IP family, no overlaps'),
@@ -232,7 +233,20 @@ export const SCHEMAS = {
         type: 'integer',
         minimum: 1,
         maximum: 128,
-        description: 'longer than every prefix; at most 32 (IPv4) or 128 (IPv6)',
+        description:
+          'one length for every allocation; longer than every prefix; at most 32 (IPv4) or 128 (IPv6); immutable',
+      },
+      allocationPrefixLengths: {
+        type: 'object',
+        required: ['min', 'max', 'default'],
+        additionalProperties: false,
+        description:
+          'any length from min to max (default when a claim names none); each longer than every prefix, min ≤ default ≤ max; immutable. total and free count prefixes of the max length',
+        properties: {
+          min: { type: 'integer', minimum: 1, maximum: 128 },
+          max: { type: 'integer', minimum: 1, maximum: 128 },
+          default: { type: 'integer', minimum: 1, maximum: 128 },
+        },
       },
       reclaimPolicy: ref('ReclaimPolicy'),
     },
@@ -267,6 +281,13 @@ export const SCHEMAS = {
         maxItems: RESERVED_MAX,
         items: { type: 'string' },
         description: 'IPAddressPool only: addresses this claim must not get',
+      },
+      prefixLength: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 128,
+        description:
+          "IPPrefixPool only: the length to allocate, within the pool's allocationPrefixLengths (or its allocationPrefixLength); immutable while a value is held",
       },
       owner: ref('OwnerRef'),
     },
@@ -363,6 +384,20 @@ export const SCHEMAS = {
     type: 'object',
     required: ['status'],
     properties: { status: { const: 'ok' } },
+  },
+  Preview: {
+    type: 'object',
+    required: ['kind', 'values'],
+    properties: {
+      kind: { const: 'Preview' },
+      values: {
+        type: 'array',
+        maxItems: 100,
+        items: { type: 'string' },
+        description:
+          'the values, in order, that claims made now by one caller would get; nothing is held (fewer when fewer are free)',
+      },
+    },
   },
 } satisfies Record<string, Schema>;
 

@@ -1,7 +1,8 @@
 /** Pool kind → how its spec is checked and how its values are read: the engine's one lookup. */
 import type { PoolKind, AllocationKind } from './kinds.ts';
 import { checkIndexPoolSpec, indexValues } from './ranges.ts';
-import { checkIPAddressPoolSpec, checkIPPrefixPoolSpec, ipAddressValues, ipPrefixValues } from './ip.ts';
+import { checkIPAddressPoolSpec, ipAddressValues, ipPrefixValues } from './ip.ts';
+import { checkIPPrefixPoolSpec } from './prefix-pools.ts';
 import type { PoolSpecChecker, ValueKind } from './values.ts';
 
 const CHECKERS: Record<PoolKind, PoolSpecChecker> = {

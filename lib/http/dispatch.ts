@@ -20,6 +20,7 @@ import {
   deleteAllocation,
   listAllocations,
 } from '../service/operations/allocations.ts';
+import { previewPool } from '../service/operations/preview.ts';
 export function operationFor(operation: string, resource: Resource | undefined): Operation {
   const pool = resource ? poolInfoByResource(resource) : undefined;
   const allocation = resource ? poolInfoByAllocationResource(resource) : undefined;
@@ -53,6 +54,8 @@ export function operationFor(operation: string, resource: Resource | undefined):
       return (request, ctx) => replaceClaim(withResource(request), ctx);
     case 'deleteClaim':
       return (request, ctx) => deleteClaim(request, ctx);
+    case 'preview':
+      return (request, ctx) => previewPool(pool!, request, ctx);
     default:
       throw new Error(`no operation ${operation}`);
   }

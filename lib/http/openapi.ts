@@ -10,6 +10,7 @@ import {
   type ObjectKind,
 } from '../domain/kinds.ts';
 import { ROUTES, type Route } from './routes.ts';
+import { PREVIEW_PARAMETERS } from './openapi-preview.ts';
 import { SCHEMAS, type Schema } from '../domain/schemas.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };
@@ -396,6 +397,7 @@ const SUCCESS: Record<Route['operation'], number> = {
   replaceClaim: 200,
   delete: 200,
   deleteClaim: 200,
+  preview: 200,
 };
 
 /** The errors each operation can answer with, besides 500. */
@@ -410,6 +412,7 @@ const ERRORS: Record<Route['operation'], readonly string[]> = {
   replaceClaim: ['BadRequest', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
   delete: ['NotFound'],
   deleteClaim: ['NotFound'],
+  preview: ['BadRequest', 'NotFound', 'Invalid'],
 };
 
 const schemaRef = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -447,6 +450,11 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
     return { description: 'the API is up', content: json(schemaRef('Health')) };
   if (route.operation === 'openapi')
     return { description: 'this document', content: json({ type: 'object', description: 'OpenAPI 3.1' }) };
+  if (route.operation === 'preview')
+    return {
+      description: `the values, in order, that claims on the ${kind} made now by one caller would get; nothing is written or held`,
+      content: json(schemaRef('Preview')),
+    };
   if (route.operation === 'list')
     return {
       description: isAllocation(route.resource!)
@@ -493,6 +501,7 @@ function parameters(route: Route): unknown[] {
       list.push({ name: 'pool', in: 'query', schema: schemaRef('Name'), description: 'only this pool’s' });
     }
   }
+  if (route.operation === 'preview') list.push(...PREVIEW_PARAMETERS);
   if (route.operation === 'delete' && route.resource?.endsWith('pools')) {
     list.push({
       name: 'cascade',

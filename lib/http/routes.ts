@@ -19,7 +19,8 @@ export type OperationName =
   | 'delete'
   | 'createClaim'
   | 'replaceClaim'
-  | 'deleteClaim';
+  | 'deleteClaim'
+  | 'preview';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -59,6 +60,10 @@ function resourceRoutes(resource: Resource): Route[] {
       function: claims ? 'release' : 'api',
       resource,
     },
+    // What claims made now would get: a pool's subresource, reads only.
+    ...(resource.endsWith('pools')
+      ? [{ method: 'GET', path: `${item}/preview`, operation: 'preview', function: 'api', resource } as const]
+      : []),
   ];
 }
 

@@ -20,3 +20,6 @@ export interface ClaimContext {
   /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */
   spreadSpans?: Map<string, number>;
 }
+
+/** How long a claim handler may take (its Lambda timeout, with margin). */
+export const HANDLER_DEADLINE_MS = 15_000;

@@ -34,6 +34,8 @@ import { poolKindInfo, type PoolKind } from '../domain/kinds.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
+import { memberId } from './tally-runs.ts';
+import { resolvePlacement } from './prefix-check.ts';
 
 import { timestamp } from '../domain/objects.ts';
 import { objectKey, poolKeyOf, type PoolId } from '../store/keys.ts';
@@ -147,9 +149,16 @@ function slotTouched(
 ): Touched[] {
   const value = valueKind(allocation.kind).parse(allocation.value);
   if (!value.ok) return [];
-  const { slot, family } = value.value;
+  const { slot, family, length } = value.value;
   const present = current !== undefined;
-  const change = { record: record.id, slot, family, present, raced: current?.raced === true };
+  const change: SlotChange = { record: record.id, slot, family, present, raced: current?.raced === true };
+  if (allocation.finest !== undefined && length !== undefined) {
+    // A pool of a range of prefix lengths: the run of finest slots the prefix covers.
+    const shift = allocation.finest - length;
+    const first = slot << BigInt(shift);
+    change.slot = first;
+    change.run = { member: memberId(first, shift), first, span: 1n << BigInt(shift) };
+  }
   return [{ pool: poolIdOfAllocation(allocation), change }];
 }
 
@@ -192,6 +201,13 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
     return pools;
   }
   if (!current) return pools;
+  if (current.finest !== undefined) {
+    // A pool of a range of prefix lengths: its placer may have died before its check for overlap.
+    const named = claimKey(current.metadata.namespace, current.spec.claimRef?.name ?? '');
+    const resolved = await resolvePlacement(ctx, record.keys, stored!, named);
+    if (resolved.reallocate) await reconcileClaim(ctx, named);
+    if (!resolved.kept) return pools;
+  }
   const allocation = current;
   const ref = allocation.spec.claimRef;
   if (!ref) return pools;

@@ -32,9 +32,10 @@ const GROUP_BYTES = Number(1n << GROUP_BITS) / 8;
 
 /**
  * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1, and 1 when the
- * allocation was made after a lost race.
+ * allocation was made after a lost race. Pools of a range of prefix lengths add `span` (that many
+ * slots from `offset` flipped) and `objects` (the change in the object count; service/tally-runs.ts).
  */
-export type MarkerEntry = [offset: number, delta: 1 | -1, raced?: 0 | 1];
+export type MarkerEntry = [offset: number, delta: 1 | -1, raced?: 0 | 1, span?: number, objects?: -1 | 0 | 1];
 
 /** A group's summary as the stream function keeps it. */
 export interface GroupSummary {
@@ -46,6 +47,8 @@ export interface GroupSummary {
   pending: Map<string, MarkerEntry[]>;
   /** Whether the pool's directory lists this group. */
   listed: boolean;
+  /** Pools of a range of prefix lengths: the objects whose runs touch the group (service/tally-runs.ts). */
+  members: Set<string>;
 }
 
 export const MARKER_ATTRIBUTE = 'q_';
@@ -58,6 +61,7 @@ export function summaryOf(item: Item | undefined): GroupSummary {
     version: typeof item?.v === 'number' ? item.v : undefined,
     pending: new Map(),
     listed: item?.l === 1,
+    members: new Set(Object.keys((item?.m as Record<string, unknown> | undefined) ?? {})),
   };
   for (const [name, value] of Object.entries(item ?? {})) {
     if (name.startsWith(MARKER_ATTRIBUTE)) {

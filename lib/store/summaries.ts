@@ -3,7 +3,7 @@
  * service/tally.ts), the directory of summarised groups, and the pool's counts.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey, PoolCounts } from '../domain/records.ts';
 import type { TableClient } from './client.ts';
 import { directoryKey, groupKey, type GroupRef, type PoolId } from './keys.ts';
@@ -43,6 +43,25 @@ export class Summaries {
     return summaryOf(result.Item).bits;
   }
 
+  /** Several groups' bitmaps in one BatchGetItem (eventually consistent: a hint, like readGroupBits). */
+  async readGroupsBits(pool: PoolId, refs: readonly GroupRef[]): Promise<Uint8Array[]> {
+    const byKey = new Map<string, Uint8Array>();
+    for (let start = 0; start < refs.length; start += 100) {
+      let keys: ItemKey[] = refs.slice(start, start + 100).map((ref) => groupKey(pool, ref));
+      while (keys.length > 0) {
+        const result = await this.io.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.io.tableName]: { Keys: keys, ProjectionExpression: 'pk, b' } },
+          }),
+        );
+        for (const item of result.Responses?.[this.io.tableName] ?? [])
+          byKey.set(item.pk as string, summaryOf(item).bits);
+        keys = (result.UnprocessedKeys?.[this.io.tableName]?.Keys ?? []) as ItemKey[];
+      }
+    }
+    return refs.map((ref) => byKey.get(groupKey(pool, ref).pk) ?? summaryOf(undefined).bits);
+  }
+
   /**
    * Writes a group's bits and the markers of the changes that made them, in one write, if the group is
    * still at `version` (several batches may write one group); false when another write came first.
@@ -53,10 +72,15 @@ export class Summaries {
     bits: Uint8Array,
     version: number | undefined,
     markers: readonly { id: string; entries: MarkerEntry[] }[],
+    members?: ReadonlySet<string>,
   ): Promise<boolean> {
     const names: Record<string, string> = {};
     const values: Item = { ':b': storedBits(bits), ':v': (version ?? 0) + 1 };
     const set = ['b = :b', 'v = :v'];
+    if (members) {
+      set.push('m = :m');
+      values[':m'] = Object.fromEntries([...members].map((id) => [id, 1]));
+    }
     markers.forEach(({ id, entries }, i) => {
       names[`#q${i}`] = MARKER_ATTRIBUTE + id;
       values[`:q${i}`] = entries;

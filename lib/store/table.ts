@@ -27,10 +27,13 @@ import { allocationItem, type Item, type Stored } from './items.ts';
 import { allocationKey, LIST_SHARDS, waitingKey, type PoolId } from './keys.ts';
 import { ALLOCATIONS_INDEX, WAITING_INDEX } from './schema.ts';
 import { Summaries } from './summaries.ts';
+import { Overlaps } from './overlaps.ts';
 
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
   readonly summaries = new Summaries(this);
+  /** Keys and overlap reads of IPPrefixPools with a range of lengths. */
+  readonly overlaps = new Overlaps(this);
 
   // ------------------------------------------------------------ generic reads
 

@@ -327,8 +327,15 @@ describe('permissions', () => {
   ]);
 
   it.each([
-    ['api', { table: sorted(ITEM_ACTIONS), 'index/allocations': ['dynamodb:Query'] }],
-    ['claim', { table: sorted(ITEM_ACTIONS) }],
+    // BatchGetItem: the overlap check of a prefix of a pool of a range of lengths reads its ancestors.
+    [
+      'api',
+      {
+        table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']),
+        'index/allocations': ['dynamodb:Query'],
+      },
+    ],
+    ['claim', { table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']) }],
     ['release', { table: sorted(['dynamodb:GetItem', 'dynamodb:DeleteItem']) }],
     [
       'stream',

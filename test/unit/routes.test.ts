@@ -14,8 +14,8 @@ function concrete(
 const label = (route: Route) => `${route.method} ${route.path}`;
 
 describe('the route table', () => {
-  it('serves healthz, openapi.json and five routes per resource', () => {
-    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length);
+  it('serves healthz, openapi.json, five routes per resource and a preview per pool resource', () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3);
     expect(RESOURCES).toEqual([
       'indexpools',
       'ipaddresspools',
@@ -42,7 +42,14 @@ describe('the route table', () => {
           .map(label)
           .sort(),
       ).toEqual(
-        [`DELETE ${item}`, `GET ${collection}`, `GET ${item}`, `POST ${collection}`, `PUT ${item}`].sort(),
+        [
+          `DELETE ${item}`,
+          `GET ${collection}`,
+          `GET ${item}`,
+          `POST ${collection}`,
+          `PUT ${item}`,
+          ...(resource.endsWith('pools') ? [`GET ${item}/preview`] : []),
+        ].sort(),
       );
     },
   );

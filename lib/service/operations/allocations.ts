@@ -25,6 +25,9 @@ import { ConditionFailedError } from '../../store/client.ts';
 import { allocationKey, nameKey, objectKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
+import { isRanged } from '../../domain/prefix-pools.ts';
+import { rangedAllocationKey } from '../../store/overlaps.ts';
+import { layoutOf, placeChecked } from '../prefix-check.ts';
 import {
   OperationRequest,
   Reply,
@@ -140,12 +143,30 @@ export async function findAllocation(
     );
     const item = await ctx.table.get<AllocationRecord>(key);
     if (item?.t === 'alloc' && item.metadata.name === name) return item;
-    return undefined;
+    // A pool of a range of prefix lengths keys its objects by its own layout.
+    const ranged = await rangedKeyOf(ctx, info, namespace, standsFor.pool, standsFor.value);
+    const other = ranged && (await ctx.table.get<AllocationRecord>(ranged));
+    return other && other.t === 'alloc' && other.metadata.name === name ? other : undefined;
   }
   const pointer = await ctx.table.get<{ target: ItemKey }>(nameKey(namespace, info.allocationResource, name));
   if (!pointer) return undefined;
   const item = await ctx.table.get<AllocationRecord>(pointer.target);
   return item?.t === 'alloc' && item.metadata.name === name ? item : undefined;
+}
+
+/** The key of `value` in a pool of a range of prefix lengths, when the pool is one. */
+async function rangedKeyOf(
+  ctx: ClaimContext,
+  info: PoolKindInfo,
+  namespace: string,
+  poolName: string,
+  value: ParsedValue,
+): Promise<ItemKey | undefined> {
+  if (info.kind !== 'IPPrefixPool') return undefined;
+  const pool = await poolOf(ctx, namespace, info, poolName);
+  const space = pool && spaceOf(pool);
+  if (!space || !isRanged(space) || !space.fits(value)) return undefined;
+  return rangedAllocationKey({ namespace, kind: info.kind, name: poolName }, layoutOf(space), value);
 }
 
 export function isCustomName(allocation: AllocationRecord): boolean {
@@ -193,7 +214,11 @@ export async function createAllocation(
     metadata: newMetadata(allocationName, namespace, checked.metadata.labels, checked.metadata.annotations),
   };
   const poolId = { namespace, kind: info.kind, name: record.spec.poolRef.name };
-  const key = allocationKey(poolId, info.allocationKind, checked.value);
+  const space = pool && spaceOf(pool);
+  const layout = space && isRanged(space) ? layoutOf(space) : undefined;
+  const key = layout
+    ? rangedAllocationKey(poolId, layout, checked.value)
+    : allocationKey(poolId, info.allocationKind, checked.value);
   const custom = isCustomName(record);
   // A custom name is reserved first, so a retry after a crash finds its own reservation and completes.
   if (
@@ -205,7 +230,23 @@ export async function createAllocation(
       allocationName,
     );
   }
-  const placed = await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
+  // A pool of a range of lengths: W, then R for overlap (service/prefix-check.ts).
+  const placement = layout
+    ? await placeChecked(ctx, poolId, layout, checked.value, record, info.allocationResource)
+    : undefined;
+  if (placement?.kind === 'overlaps') {
+    if (custom) await ctx.table.deleteName(nameKey(namespace, info.allocationResource, allocationName), key);
+    const other =
+      placement.other.metadata.uid === record.metadata.uid
+        ? 'another allocation object'
+        : `${info.allocationKind} "${placement.other.metadata.name}" (${placement.other.value})`;
+    throw new AlreadyExistsError(
+      `${checked.value.value} of ${info.kind} ${poolId.name} overlaps ${other}`,
+    ).about(info.allocationKind, allocationName);
+  }
+  const placed = placement
+    ? placement.kind === 'placed'
+    : await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
   const holder = placed ? undefined : await ctx.table.get<AllocationRecord>(key);
   // A retried put whose first attempt landed (its answer lost) finds this very object: it is created.
   if (!placed && holder?.metadata.uid !== record.metadata.uid) {
@@ -253,6 +294,9 @@ export async function replaceAllocation(
       // A bound uid is the server's to change (bind, reclaim); a replace keeps it.
       spec: { ...checked.record.spec, ...(before?.uid && after ? { claimRef: before } : {}) },
       origin: current.origin,
+      // What the overlap check wrote stays (a pool of a range of prefix lengths).
+      ...(current.finest === undefined ? {} : { finest: current.finest }),
+      ...(current.unchecked === undefined ? {} : { unchecked: current.unchecked }),
       metadata: {
         ...current.metadata,
         labels: checked.metadata.labels,

@@ -9,6 +9,7 @@ import type { ClaimRecord, ClaimSpec, ItemKey, PoolRecord } from '../../domain/r
 import { valueKind } from '../../domain/spaces.ts';
 import { parseRange } from '../../domain/ranges.ts';
 import { parsePrefix } from '../../domain/ip.ts';
+import { claimSpace } from '../../domain/prefix-pools.ts';
 
 import {
   Causes,
@@ -82,6 +83,14 @@ export function checkClaimBody(namespace: string, body: JsonObject, name?: strin
       } else if (info) causes.add('spec.reserved', 'applies to IPAddressPool only');
       else claimSpec.reserved = spec.reserved.map(String);
     }
+    if (spec.prefixLength !== undefined) {
+      const length = spec.prefixLength;
+      if (typeof length !== 'number' || !Number.isInteger(length) || length < 1 || length > 128)
+        causes.add('spec.prefixLength', 'must be an integer prefix length 1..128');
+      else if (info && info.kind !== 'IPPrefixPool')
+        causes.add('spec.prefixLength', 'applies to IPPrefixPool only');
+      else claimSpec.prefixLength = length;
+    }
     const owner = ownerRef(spec.owner, 'spec.owner', causes);
     if (owner) claimSpec.owner = owner;
   }
@@ -97,13 +106,17 @@ export function withinProblem(kind: PoolKindInfo['kind'], within: string): strin
 
 /** Checks a claim's `within`, `reserved` and `value` against its pool when the pool exists (422 on misfit). */
 export function checkClaimAgainstPool(spec: ClaimSpec, pool: PoolRecord, name: string): void {
-  const space = spaceOf(pool);
   const causes = new Causes();
-  const restricted = space.claimSegments(spec.within, spec.reserved);
-  if ('causes' in restricted) causes.addAll(restricted.causes);
-  if (spec.value !== undefined) {
-    const value = valueKind(poolKindInfo(pool.kind)!.allocationKind).parse(spec.value);
-    if (value.ok && !space.fits(value.value))
+  const value =
+    spec.value === undefined
+      ? undefined
+      : valueKind(poolKindInfo(pool.kind)!.allocationKind).parse(spec.value);
+  const chosen = claimSpace(spaceOf(pool), spec.prefixLength, value?.ok ? value.value : undefined);
+  if ('causes' in chosen) causes.addAll(chosen.causes);
+  else {
+    const restricted = chosen.space.claimSegments(spec.within, spec.reserved);
+    if ('causes' in restricted) causes.addAll(restricted.causes);
+    if (value?.ok && !chosen.space.fits(value.value))
       causes.add('spec.value', `is not of the pool's address family or prefix length`);
   }
   causes.throwIfAny('Claim', name);
@@ -186,6 +199,7 @@ export function normalizeSpec(spec: ClaimSpec) {
     value: spec.value,
     within: spec.within,
     reserved: spec.reserved,
+    prefixLength: spec.prefixLength,
     owner: spec.owner,
   };
 }
@@ -205,7 +219,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     if (JSON.stringify(was.poolRef) !== JSON.stringify(now.poolRef))
       causes.add('spec.poolRef', 'is immutable');
     if (current.phase === 'Allocated') {
-      for (const field of ['value', 'within', 'reserved'] as const) {
+      for (const field of ['value', 'within', 'reserved', 'prefixLength'] as const) {
         if (JSON.stringify(was[field]) !== JSON.stringify(now[field])) {
           causes.add(
             `spec.${field}`,

@@ -2,7 +2,7 @@
  * Pool operations (api.md, "Pools"): create, replace (spec changes; reclaimPolicy and kind are fixed)
  * and delete (409 PoolInUse while allocation objects exist, unless ?cascade=true).
  */
-import { AlreadyExistsError, PoolInUseError } from '../../domain/errors.ts';
+import { AlreadyExistsError, InvalidError, PoolInUseError } from '../../domain/errors.ts';
 import { type PoolKindInfo } from '../../domain/kinds.ts';
 import { poolObject } from '../../domain/objects.ts';
 import type { PoolRecord } from '../../domain/records.ts';
@@ -82,6 +82,17 @@ export async function createPool(
     rv: 1,
   };
   const key = objectKey(namespace, info.resource, record.metadata.name);
+  // Objects made before their pool are keyed as a pool of one length's; a pool of a range of lengths,
+  // whose overlap check could not see them, starts without any.
+  if (
+    record.spec.allocationPrefixLengths !== undefined &&
+    (await ctx.table.poolHasAllocations(namespace, info.allocationResource, record.metadata.name))
+  ) {
+    throw InvalidError.field(
+      'spec.allocationPrefixLengths',
+      `IPPrefix objects already name pool ${record.metadata.name}; delete them first (a pool of a range of lengths starts empty)`,
+    ).about(info.kind, record.metadata.name);
+  }
   try {
     await ctx.table.createObject(key, record);
   } catch (error) {
@@ -129,6 +140,16 @@ export async function replacePool(
       causes.add(
         'spec.allocationPrefixLength',
         `is immutable (${String(current.spec.allocationPrefixLength)})`,
+      );
+    }
+    if (
+      info.kind === 'IPPrefixPool' &&
+      JSON.stringify(checked.spec.allocationPrefixLengths) !==
+        JSON.stringify(current.spec.allocationPrefixLengths)
+    ) {
+      causes.add(
+        'spec.allocationPrefixLengths',
+        `is immutable (${JSON.stringify(current.spec.allocationPrefixLengths ?? null)})`,
       );
     }
     causes.throwIfAny(info.kind, name);
