@@ -80,6 +80,8 @@ export function allocatedOutcome(
  * the claim's pool, and its uid is the claim's, or is empty or stale with the allow-binding annotation.
  */
 export function bindable(allocation: AllocationRecord, claim: ClaimRecord): boolean {
+  // A user's prefix not yet checked for overlap (service/prefix-check.ts) is bound once it is.
+  if (allocation.unchecked !== undefined) return false;
   const ref = allocation.spec.claimRef;
   if (!ref || ref.name !== claim.metadata.name) return false;
   const pool = allocation.spec.poolRef;

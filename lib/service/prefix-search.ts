@@ -24,7 +24,7 @@ import { isHeld } from '../store/items.ts';
 import type { PoolId } from '../store/keys.ts';
 import type { ClaimContext } from './context.ts';
 import { rangedAllocationKey } from '../store/overlaps.ts';
-import { layoutOf, placeChecked } from './prefix-check.ts';
+import { layoutOf, placeChecked, recheck } from './prefix-check.ts';
 
 /** What decide.ts lends a ranged decision: its outcomes, its allocation record and its search memory. */
 export interface RangedParts<Outcome> {
@@ -45,6 +45,8 @@ export interface RangedParts<Outcome> {
 const RACING_EVIDENCE = 2;
 /** Picks after which a search stops trusting what it reads and calls the pool exhausted for now. */
 const MAX_LOST_PICKS = 64;
+/** Free candidates, lowest first, that a contended search picks among at random. */
+const SPREAD_WINDOW = 16;
 /** Groups a contended search chooses its first among, at random, so concurrent callers spread out. */
 const SPREAD_GROUPS = 8;
 
@@ -92,7 +94,10 @@ export async function decideRanged<Outcome>(
     if (result.kind === 'placed')
       return { outcome: parts.allocated(placed!.record, placed!.key), collisions: 0 };
     const holder = result.kind === 'taken' ? await ctx.table.get<AllocationRecord>(result.key) : result.other;
-    if (result.kind === 'taken' && holder && parts.bindable(holder)) {
+    // Its own object, put by an attempt that died before its check: checked now, then bound.
+    const own = holder?.origin === 'claim' && holder.spec.claimRef?.uid === claim.metadata.uid;
+    const checked = !own || (await recheck(ctx, poolId, layout, asked.value, result.key, holder!));
+    if (result.kind === 'taken' && holder && checked && parts.bindable(holder)) {
       const outcome = await parts.bind(result.key, holder);
       if (outcome) return { outcome, collisions: 0 };
     }
@@ -210,7 +215,9 @@ async function searchRuns(
           : new Uint8Array(1 << (RUN_GROUP_BITS - 3));
         const free = freeCandidatesInGroup((o) => isHeld(bits, o), group, cursor, groupLast, shift);
         while (free.length > 0) {
-          const index = spread ? Math.floor(options.random() * free.length) : 0;
+          // Spread among the lowest few only: picks across the whole group would leave small prefixes
+          // scattered over it, and no room for a large one.
+          const index = spread ? Math.floor(options.random() * Math.min(free.length, SPREAD_WINDOW)) : 0;
           const candidate = free.splice(index, 1)[0]!;
           const outcome = await tryOne(candidate);
           if (outcome !== false) return outcome === true;
