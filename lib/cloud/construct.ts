@@ -131,7 +131,8 @@ const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> =
   release: {
     description: 'Allot HTTP API: claim delete',
     timeout: Duration.seconds(10),
-    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'],
+    // Query: the pools carved from the claim (409 ClaimInUse).
+    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
     queriedIndexes: [],
   },
   stream: {

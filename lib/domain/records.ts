@@ -54,6 +54,11 @@ export interface PoolRecord {
   /** Canonical spec, `reclaimPolicy` included. */
   spec: Record<string, unknown> & { reclaimPolicy: 'Recycle' | 'Retain' };
   counts?: PoolCounts;
+  /**
+   * A pool carved from a claim (`spec.prefixesFrom`): that claim's value as its prefixes, once it holds
+   * one, and since when (service/carving.ts writes it).
+   */
+  carved?: { prefixes: string[]; since: string; claimUid: string };
   /** Bumped on every write by a handler: replace and delete are conditional on it. */
   rv: number;
 }

@@ -26,6 +26,7 @@ export interface Schema {
   minimum?: number;
   maximum?: number;
   oneOf?: readonly Schema[];
+  allOf?: readonly Schema[];
   $ref?: string;
   readOnly?: boolean;
   default?: unknown;
@@ -51,6 +52,7 @@ const STATUS_REASONS: readonly StatusReason[] = [
   'MethodNotAllowed',
   'AlreadyExists',
   'PoolInUse',
+  'ClaimInUse',
   'RequestEntityTooLarge',
   'UnsupportedMediaType',
   'Invalid',
@@ -202,10 +204,12 @@ export const SCHEMAS = {
   },
   IPAddressPoolSpec: {
     type: 'object',
-    required: ['prefixes'],
+    required: [],
+    oneOf: [{ required: ['prefixes'] }, { required: ['prefixesFrom'] }],
     additionalProperties: false,
     properties: {
       prefixes: prefixList('one IP family, no overlaps; candidates are every address, in spec order'),
+      prefixesFrom: ref('PrefixesFrom'),
       exclude: {
         type: 'array',
         maxItems: RANGES_MAX,
@@ -224,11 +228,15 @@ export const SCHEMAS = {
   },
   IPPrefixPoolSpec: {
     type: 'object',
-    required: ['prefixes'],
-    oneOf: [{ required: ['allocationPrefixLength'] }, { required: ['allocationPrefixLengths'] }],
+    required: [],
+    allOf: [
+      { oneOf: [{ required: ['prefixes'] }, { required: ['prefixesFrom'] }] },
+      { oneOf: [{ required: ['allocationPrefixLength'] }, { required: ['allocationPrefixLengths'] }] },
+    ],
     additionalProperties: false,
     properties: {
       prefixes: prefixList('one IP family, no overlaps'),
+      prefixesFrom: ref('PrefixesFrom'),
       allocationPrefixLength: {
         type: 'integer',
         minimum: 1,
@@ -259,6 +267,12 @@ export const SCHEMAS = {
       total: decimal('the number of candidates, as a decimal string (a /64 holds 18446744073709551616)'),
       free: decimal('candidates not held'),
       conditions: { type: 'array', items: ref('Condition'), description: 'Available' },
+      prefixes: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'a pool carved from a claim (prefixesFrom): its prefixes, the claim’s value; empty until it holds one',
+      },
     },
   },
   ClaimSpec: {
@@ -384,6 +398,21 @@ export const SCHEMAS = {
     type: 'object',
     required: ['status'],
     properties: { status: { const: 'ok' } },
+  },
+  PrefixesFrom: {
+    type: 'object',
+    required: ['claimRef'],
+    additionalProperties: false,
+    description:
+      'instead of prefixes: the value of a Claim on an IPPrefixPool of this namespace (status.prefixes shows it; until the claim holds one the pool has no candidates, Available=False/ClaimPending); immutable',
+    properties: {
+      claimRef: {
+        type: 'object',
+        required: ['name'],
+        additionalProperties: false,
+        properties: { name: ref('Name') },
+      },
+    },
   },
   Preview: {
     type: 'object',

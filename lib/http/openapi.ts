@@ -10,7 +10,7 @@ import {
   type ObjectKind,
 } from '../domain/kinds.ts';
 import { ROUTES, type Route } from './routes.ts';
-import { PREVIEW_PARAMETERS } from './openapi-preview.ts';
+import { CLAIM_IN_USE_EXAMPLE, PREVIEW_PARAMETERS } from './openapi-extras.ts';
 import { SCHEMAS, type Schema } from '../domain/schemas.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };
@@ -355,6 +355,7 @@ export const ERROR_EXAMPLES: Record<string, Example> = {
       },
     ),
   },
+  ClaimInUse: CLAIM_IN_USE_EXAMPLE,
   RequestEntityTooLarge: {
     summary: 'a body over 64 KiB',
     value: status(413, 'RequestEntityTooLarge', 'the body is over 65536 bytes'),
@@ -411,7 +412,7 @@ const ERRORS: Record<Route['operation'], readonly string[]> = {
   replace: ['BadRequest', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
   replaceClaim: ['BadRequest', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
   delete: ['NotFound'],
-  deleteClaim: ['NotFound'],
+  deleteClaim: ['NotFound', 'ClaimInUse'],
   preview: ['BadRequest', 'NotFound', 'Invalid'],
 };
 

@@ -36,6 +36,7 @@ import { valueKind } from '../domain/spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
 import { memberId } from './tally-runs.ts';
 import { resolvePlacement } from './prefix-check.ts';
+import { claimValueChanged, refreshCarved } from './carving.ts';
 
 import { timestamp } from '../domain/objects.ts';
 import { objectKey, poolKeyOf, type PoolId } from '../store/keys.ts';
@@ -74,11 +75,24 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
         const claim = await reconcileClaim(ctx, record.keys);
         if (claim && newlyBound(record)) await checkBound(ctx, record.keys, claim);
       }
+      // Pools carved from the claim follow its value (service/carving.ts).
+      if (valueChanged(record))
+        await claimValueChanged(ctx, (record.newImage ?? record.oldImage) as unknown as ClaimRecord);
       return [];
     case 'alloc':
       return allocationChanged(ctx, record);
-    case 'pool':
+    case 'pool': {
+      const pool = record.newImage as unknown as PoolRecord | undefined;
+      // A carved pool created just as its claim got its value: whichever came last sees the other.
+      if (record.eventName === 'INSERT' && pool?.spec.prefixesFrom !== undefined)
+        await refreshCarved(
+          ctx,
+          pool.metadata.namespace,
+          poolKindInfo(pool.kind)!.resource,
+          pool.metadata.name,
+        );
       return poolChanged(record);
+    }
     default:
       return [];
   }
@@ -92,6 +106,13 @@ async function keepStubOffers(ctx: ClaimContext, record: ChangeRecord): Promise<
   const before = record.oldImage as { t?: string; offers?: Record<string, ItemKey> } | undefined;
   if (before?.t !== 'stub') return;
   for (const offer of Object.values(before.offers ?? {})) await ctx.table.offerToClaim(record.keys, offer);
+}
+
+/** Whether a claim's record changes the value it holds (or its presence). */
+function valueChanged(record: ChangeRecord): boolean {
+  const after = (record.newImage as { status?: { value?: string } } | undefined)?.status?.value;
+  const before = (record.oldImage as { status?: { value?: string } } | undefined)?.status?.value;
+  return after !== before;
 }
 
 /** A claim's write that bound it to an allocation object (the settle), rather than any other change. */

@@ -119,6 +119,13 @@ async function workload(ns: string) {
     metadata: { name: 'lengths-10-9-128-0-26' },
     spec: { ...poolRef('IPPrefixPool', 'lengths'), prefix: '10.9.128.0/26' },
   });
+  // A pool carved from that claim's value, and the claim it keeps from being released.
+  await ok('POST', 'ipaddresspools', {
+    metadata: { name: 'subnet-hosts' },
+    spec: { prefixesFrom: { claimRef: { name: 'subnet' } } },
+  });
+  await ok('POST', 'claims', { metadata: { name: 'host' }, spec: poolRef('IPAddressPool', 'subnet-hosts') });
+  expect((await call('DELETE', `${base}/claims/subnet`)).status).toBe(409);
   await drain();
   for (const pool of [
     'indexpools/shared',
@@ -170,6 +177,7 @@ async function workload(ns: string) {
   expect((await call('DELETE', `${base}/ipaddresspools/ips`)).status).toBe(409);
   await ok('DELETE', 'ipaddresspools/ips?cascade=true');
   await ok('DELETE', 'ipprefixpools/pfx?cascade=true');
+  await ok('DELETE', 'ipaddresspools/subnet-hosts?cascade=true');
   await ok('DELETE', 'ipprefixpools/lengths?cascade=true');
   await ok('DELETE', 'indexpools/kept?cascade=true');
   await ok('DELETE', 'claims/early');
@@ -280,7 +288,7 @@ describe('tenant isolation by namespace', () => {
   /** The namespace a key-shaped string belongs to: item keys, `allocations` and `waiting` index keys. */
   function namespaceOf(text: string): string | undefined {
     return (
-      /^[OAN]#([^#]*)#/.exec(text)?.[1] ??
+      /^[OANC]#([^#]*)#/.exec(text)?.[1] ??
       /^([^#|]+)#(?:indices|ipaddresses|ipprefixes)#\d+$/.exec(text)?.[1] ??
       /^([^#|]+)#(?:IndexPool|IPAddressPool|IPPrefixPool)#/.exec(text)?.[1]
     );
@@ -311,16 +319,25 @@ describe('tenant isolation by namespace', () => {
               ? 'allocation'
               : text.startsWith('N#')
                 ? 'name'
-                : /#\d+$/.test(text)
-                  ? 'allocations index'
-                  : 'waiting index',
+                : text.startsWith('C#')
+                  ? 'carving'
+                  : /#\d+$/.test(text)
+                    ? 'allocations index'
+                    : 'waiting index',
         );
         if (namespace !== 'tenant-a') outside.push(`${where}: ${text}`);
       }
     }
     expect(outside).toEqual([]);
     // The check saw every kind of key, so an empty list above means something.
-    expect([...seen].sort()).toEqual(['allocation', 'allocations index', 'name', 'object', 'waiting index']);
+    expect([...seen].sort()).toEqual([
+      'allocation',
+      'allocations index',
+      'carving',
+      'name',
+      'object',
+      'waiting index',
+    ]);
   });
 
   it("left tenant-b's objects of the same names exactly as they were", async () => {

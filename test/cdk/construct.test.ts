@@ -336,7 +336,7 @@ describe('permissions', () => {
       },
     ],
     ['claim', { table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']) }],
-    ['release', { table: sorted(['dynamodb:GetItem', 'dynamodb:DeleteItem']) }],
+    ['release', { table: sorted(['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:Query']) }],
     [
       'stream',
       {

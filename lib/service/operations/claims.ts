@@ -2,8 +2,8 @@
  * Claim operations (api.md, "Claim"): a claim's POST or PUT allocates before it answers (service/decide.ts
  * decides the value); DELETE releases it, and the stream function applies the reclaim policy.
  */
-import { AlreadyExistsError } from '../../domain/errors.ts';
-import { API_VERSION, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
+import { AlreadyExistsError, ClaimInUseError } from '../../domain/errors.ts';
+import { API_VERSION, poolInfoByResource, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
 import { claimObject, condition, spaceOf, timestamp } from '../../domain/objects.ts';
 import type { ClaimRecord, ClaimSpec, ItemKey, PoolRecord } from '../../domain/records.ts';
 import { valueKind } from '../../domain/spaces.ts';
@@ -286,6 +286,14 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   const key = claimKeyOf(namespace, name);
   const current = await ctx.table.get<ClaimRecord>(key);
   if (current?.t !== 'claim') throw notFound('claims', name);
+  // A pool carved from the claim's value keeps it (api.md, "Pools"): delete that pool first.
+  const [carving] = await ctx.table.carvings.of(namespace, name, 1);
+  if (carving) {
+    const kind = poolInfoByResource(carving.resource)?.kind ?? carving.resource;
+    throw new ClaimInUseError(
+      `Claim "${name}" is the prefixesFrom of ${kind} "${carving.pool}"; delete that pool first`,
+    ).about('Claim', name);
+  }
   // The reclaim policy is applied by the stream function from this delete's REMOVE record.
   const deleted =
     (await ctx.table.deleteItem<ClaimRecord>(key, { uid: current.metadata.uid })) ??

@@ -3,6 +3,8 @@
  * and delete (409 PoolInUse while allocation objects exist, unless ?cascade=true).
  */
 import { AlreadyExistsError, InvalidError, PoolInUseError } from '../../domain/errors.ts';
+import { sourceClaimOf } from '../../domain/carving.ts';
+import { prefixesOfClaim, readSourceClaim } from '../carving.ts';
 import { type PoolKindInfo } from '../../domain/kinds.ts';
 import { poolObject } from '../../domain/objects.ts';
 import type { PoolRecord } from '../../domain/records.ts';
@@ -93,11 +95,23 @@ export async function createPool(
       `IPPrefix objects already name pool ${record.metadata.name}; delete them first (a pool of a range of lengths starts empty)`,
     ).about(info.kind, record.metadata.name);
   }
+  // Carved from a claim: the carving item first (so the claim's DELETE and the stream see the pool),
+  // then the claim's value, then the pool (service/carving.ts).
+  const source = sourceClaimOf(record.spec);
+  const carving = { resource: info.resource, pool: record.metadata.name };
+  if (source !== undefined) {
+    await ctx.table.carvings.put(namespace, source, carving);
+    const carved = prefixesOfClaim(await readSourceClaim(ctx, namespace, source));
+    if (carved) record.carved = carved;
+  }
   try {
     await ctx.table.createObject(key, record);
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
     if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
+      const existing = await ctx.table.get<PoolRecord>(key);
+      if (source !== undefined && (existing?.t !== 'pool' || sourceClaimOf(existing.spec) !== source))
+        await ctx.table.carvings.delete(namespace, source, carving);
       throw new AlreadyExistsError(`${info.kind} "${record.metadata.name}" already exists`).about(
         info.kind,
         record.metadata.name,
@@ -152,6 +166,14 @@ export async function replacePool(
         `is immutable (${JSON.stringify(current.spec.allocationPrefixLengths ?? null)})`,
       );
     }
+    if (JSON.stringify(checked.spec.prefixesFrom) !== JSON.stringify(current.spec.prefixesFrom)) {
+      causes.add(
+        'spec.prefixesFrom',
+        current.spec.prefixesFrom === undefined
+          ? 'cannot be given to a pool with its own prefixes'
+          : `is immutable (${JSON.stringify(current.spec.prefixesFrom)})`,
+      );
+    }
     causes.throwIfAny(info.kind, name);
     const specChanged = !samePoolSpec(checked.spec, current.spec);
     const record: PoolRecord = {
@@ -167,6 +189,7 @@ export async function replacePool(
       rv: current.rv + 1,
     };
     if (current.counts) record.counts = current.counts;
+    if (current.carved) record.carved = current.carved;
     try {
       await ctx.table.replaceObject(key, record, current.rv);
       return { statusCode: 200, body: poolObject(record) };
@@ -214,5 +237,9 @@ export async function deletePool(
     (await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid })) ??
     (await goneSinceRead(ctx, key, pool));
   if (!deleted) throw notFound(info.resource, name);
+  // Its source claim may be released now (it stays as it was).
+  const source = sourceClaimOf(deleted.spec);
+  if (source !== undefined)
+    await ctx.table.carvings.delete(namespace, source, { resource: info.resource, pool: name });
   return { statusCode: 200, body: poolObject(deleted) };
 }
