@@ -42,13 +42,13 @@ export interface RangedParts<Outcome> {
 }
 
 /** Lost picks that show other callers claiming here now (one may be a summary that lags). */
-const RACING_EVIDENCE = 2;
+const RACING_EVIDENCE = 1;
 /** Picks after which a search stops trusting what it reads and calls the pool exhausted for now. */
 const MAX_LOST_PICKS = 64;
 /** Free candidates, lowest first, that a contended search picks among at random. */
-const SPREAD_WINDOW = 16;
+const SPREAD_WINDOW = 64;
 /** Groups a contended search chooses its first among, at random, so concurrent callers spread out. */
-const SPREAD_GROUPS = 8;
+const SPREAD_GROUPS = 32;
 
 export async function decideRanged<Outcome>(
   ctx: ClaimContext,
@@ -111,7 +111,9 @@ export async function decideRanged<Outcome>(
   const from = unrestricted ? startOrdinal(space, restricted.segments, length, parts.hint) : 0n;
   let collisions = 0;
   let raced = false;
+  const recent = recentRunsOf(ctx, pool);
   const found = await searchRuns(ctx, poolId, space, length, restricted.segments, from, {
+    known: recent,
     summarised: parts.summarised,
     random: ctx.random ?? Math.random,
     spread: parts.contended && unrestricted,
@@ -124,6 +126,10 @@ export async function decideRanged<Outcome>(
     },
   });
   if (raced) parts.markContended();
+  if (found && placed) {
+    const value = ipPrefixValues.parse(placed.record.value);
+    if (value.ok) rememberRun(recent, finestRun(value.value, layout.max));
+  }
   if (!found || !placed) {
     const what = unrestricted
       ? `no /${length} of ${ref.name} is free`
@@ -141,7 +147,25 @@ function startOrdinal(space: PoolSpace, segments: readonly Segment[], length: nu
   return ordinalOf(segments, finest >> shift) ?? 0n;
 }
 
+/** What this instance took last in a pool: runs the summaries may not show yet. */
+const RECENT_RUNS = 256;
+
+function recentRunsOf(ctx: ClaimContext, pool: PoolRecord): Segment[] {
+  const pools = (ctx.recentRuns ??= new Map());
+  if (pools.size > 10_000) pools.clear();
+  let runs = pools.get(pool.metadata.uid);
+  if (!runs) pools.set(pool.metadata.uid, (runs = []));
+  return runs;
+}
+
+function rememberRun(runs: Segment[], run: Segment): void {
+  runs.push(run);
+  if (runs.length > RECENT_RUNS) runs.shift();
+}
+
 interface SearchOptions {
+  /** Runs held beyond what the summaries show (this instance's own recent takes). */
+  known?: readonly Segment[];
   summarised: boolean;
   random: () => number;
   /** Others are claiming here now: start in one of the next few groups at random, pick at random. */
@@ -169,12 +193,13 @@ async function searchRuns(
   const shift = max - length;
   const family = space.valueAt(space.segments[0]!.first).family as 4 | 6;
   // Runs (in finest slots) known to be held beyond what the summaries show: lost picks teach them.
-  const heldRuns: Segment[] = [];
+  const heldRuns: Segment[] = [...(options.known ?? [])];
   const heldLocally = (first: bigint, last: bigint) =>
     heldRuns.some((run) => run.first <= last && first <= run.last);
   let lost = 0;
   let spread = options.spread;
   let skipGroups = spread ? Math.floor(options.random() * SPREAD_GROUPS) : 0;
+  let jump = false;
   const tryOne = async (candidate: bigint): Promise<boolean | 'stop'> => {
     const value = prefixValueAt(family, length, candidate);
     const run = finestRun(value, max);
@@ -187,7 +212,12 @@ async function searchRuns(
     const held = result.held && ipPrefixValues.parse(result.held.value);
     if (held && held.ok) heldRuns.push(finestRun(held.value, max));
     // One lost pick may be a summary that lags; a second says others are claiming here now.
-    if (++lost >= RACING_EVIDENCE && !options.inOrder) spread = true;
+    // Others are here (a second loss, or one in a pool known to be contended): spread, and leave this
+    // crowded group for one of the next few at random.
+    if ((++lost >= RACING_EVIDENCE || options.spread) && !options.inOrder) {
+      jump = true;
+      spread = true;
+    }
     return lost >= MAX_LOST_PICKS ? 'stop' : false;
   };
   for (let pass = 0; pass < 2; pass++) {
@@ -221,6 +251,11 @@ async function searchRuns(
           const candidate = free.splice(index, 1)[0]!;
           const outcome = await tryOne(candidate);
           if (outcome !== false) return outcome === true;
+          if (jump) {
+            jump = false;
+            skipGroups = Math.floor(options.random() * SPREAD_GROUPS);
+            break;
+          }
         }
         cursor = groupLast + 1n;
       }
