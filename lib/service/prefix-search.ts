@@ -251,11 +251,13 @@ async function searchRuns(
           const candidate = free.splice(index, 1)[0]!;
           const outcome = await tryOne(candidate);
           if (outcome !== false) return outcome === true;
-          if (jump) {
+          // Leave for a later group only when there is one (a pool of one group is searched whole).
+          if (jump && groupLast < run.last) {
             jump = false;
             skipGroups = Math.floor(options.random() * SPREAD_GROUPS);
             break;
           }
+          jump = false;
         }
         cursor = groupLast + 1n;
       }

@@ -10,7 +10,9 @@
  *   any two of their calls. After every step no two *kept* objects overlap (a claim's object its
  *   Allocated claim holds, a user's confirmed object) and every Allocated claim's object exists and holds
  *   its value; after the stream drains, no two objects of the pool overlap at all, no object is left
- *   unchecked, and the pool's counts equal a brute-force recount in /max prefixes.
+ *   unchecked, and the pool's counts equal a brute-force recount in /max prefixes. A pool carved from
+ *   claim "a" runs alongside: "a" is never released while it exists (409 ClaimInUse), and after the
+ *   drain its prefixes are a's value and its objects lie inside it.
  */
 import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -99,6 +101,8 @@ describe('concurrent claims of lengths /20../28 in one /16', () => {
       await streaming;
       await world.queue.drain(world.streamHandler, world.random);
       for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+      // A claim answered PoolExhausted only when its length had no room then; every one fits here.
+      expect(answers.filter((answer) => answer.body.status.value === undefined).length).toBe(0);
       const held = answers
         .filter((answer) => answer.body.status.value !== undefined)
         .map((answer) => ({
@@ -138,6 +142,9 @@ describe('concurrent claims of lengths /20../28 in one /16', () => {
 });
 
 const CLAIMS = ['a', 'b', 'c', 'd', 'e', 'f'];
+/** The pool carved from claim "a". */
+const SUB = 'from-a';
+const regionOf = (allocations: Item[]) => allocations.filter((a) => a.spec.poolRef.name === POOL);
 
 /** Whether an object is kept: its claim holds it (Allocated), or a user's object is confirmed. */
 function kept(allocation: Item, claims: Item[]): boolean {
@@ -167,6 +174,11 @@ async function step(world: World, random: () => number, faulty: boolean): Promis
     const name = CLAIMS[Math.floor(random() * CLAIMS.length)]!;
     const roll = random();
     if (faulty && random() < 0.3) instance.faults.dieBeforeCall(1 + Math.floor(random() * 7));
+    if (roll < 0.1) {
+      const sub = `s${Math.floor(random() * 3)}`;
+      const body = { metadata: { name: sub }, spec: { poolRef: { kind: 'IPPrefixPool', name: SUB } } };
+      return { instance, call: () => instance.call('PUT', `/v1/namespaces/model/claims/${sub}`, body) };
+    }
     if (roll < 0.4) {
       const prefixLength = MIN + Math.floor(random() * (MAX - MIN + 1));
       return {
@@ -236,6 +248,13 @@ describe('the model with prefixes of mixed lengths', () => {
       const violations: string[] = [];
       try {
         await createPool(world);
+        // A pool carved from claim "a": "a" may not be released while it exists.
+        const carved = await world.instances[0]!.call('POST', '/v1/namespaces/model/ipprefixpools', {
+          metadata: { name: SUB },
+          spec: { prefixesFrom: { claimRef: { name: 'a' } }, allocationPrefixLength: 28 },
+        });
+        expect(carved.status, JSON.stringify(carved.body)).toBe(201);
+        let sourceSeen = false;
         if (faulty) world.setFaultRate(0.08);
         for (let s = 0; s < steps; s++) {
           const answers = await step(world, random, faulty);
@@ -244,7 +263,10 @@ describe('the model with prefixes of mixed lengths', () => {
             if (answer && answer.status >= 500 && !faulty)
               violations.push(`a 5xx without faults: ${JSON.stringify(answer.body)}`);
           const snapshot = await world.snapshot();
-          const keptObjects = snapshot.allocations.filter((a) => kept(a, snapshot.claims));
+          const source = snapshot.claims.some((c) => c.metadata.name === 'a');
+          if (sourceSeen && !source) violations.push('claim a was released while a pool is carved from it');
+          sourceSeen ||= source;
+          const keptObjects = regionOf(snapshot.allocations).filter((a) => kept(a, snapshot.claims));
           violations.push(...overlapping(keptObjects.map((a) => ({ value: a.value, who: a.metadata.name }))));
           for (const claim of snapshot.claims) {
             if (claim.phase !== 'Allocated') continue;
@@ -263,8 +285,25 @@ describe('the model with prefixes of mixed lengths', () => {
         world.setFaultRate(0);
         clock.passHandlerDeadline();
         await world.queue.drain(world.streamHandler, world.random);
-        const snapshot = await world.snapshot();
-        figures.objects += snapshot.allocations.length;
+        const all = await world.snapshot();
+        const snapshot = { ...all, allocations: regionOf(all.allocations) };
+        figures.objects += all.allocations.length;
+        // The carved pool follows claim a's value; its objects lie inside it and are distinct.
+        const a = all.claims.find((c) => c.metadata.name === 'a');
+        const sub = (await world.observe(`/v1/namespaces/model/ipprefixpools/${SUB}`)).body;
+        const expected = a?.phase === 'Allocated' ? [a.status.value] : [];
+        if (JSON.stringify(sub.status.prefixes) !== JSON.stringify(expected))
+          violations.push(
+            `${SUB} has prefixes ${JSON.stringify(sub.status.prefixes)}, claim a holds ${JSON.stringify(expected)}`,
+          );
+        const subObjects = all.allocations.filter((o) => o.spec.poolRef.name === SUB);
+        violations.push(...overlapping(subObjects.map((o) => ({ value: o.value, who: o.metadata.name }))));
+        for (const o of subObjects) {
+          const [first, last] = range(o.value);
+          const [outerFirst, outerLast] = expected[0] ? range(expected[0]) : [1, 0];
+          if (first < outerFirst || last > outerLast)
+            violations.push(`${o.value} of ${SUB} is outside ${expected[0]}`);
+        }
         violations.push(
           ...overlapping(snapshot.allocations.map((a) => ({ value: a.value, who: a.metadata.name }))),
         );
@@ -275,7 +314,7 @@ describe('the model with prefixes of mixed lengths', () => {
           objects.every(([a, b]) => b < first || a > first + size - 1);
         for (const claim of snapshot.claims) {
           if (claim.phase === 'Allocating') violations.push(`claim ${claim.metadata.name} stays Allocating`);
-          if (claim.phase !== 'Waiting') continue;
+          if (claim.phase !== 'Waiting' || claim.spec.poolRef.name !== POOL) continue;
           // No claim waits while what it asks for is free.
           if (claim.spec.value !== undefined) {
             const [first, last] = range(claim.spec.value);
