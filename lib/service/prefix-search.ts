@@ -48,7 +48,7 @@ const MAX_LOST_PICKS = 64;
 /** Free candidates, lowest first, that a contended search picks among at random. */
 const SPREAD_WINDOW = 64;
 /** Groups a contended search chooses its first among, at random, so concurrent callers spread out. */
-const SPREAD_GROUPS = 32;
+const SPREAD_GROUPS = 64;
 
 export async function decideRanged<Outcome>(
   ctx: ClaimContext,
