@@ -58,6 +58,26 @@ describe('allot preview', () => {
     );
   });
 
+  it('lists and describes a pool of a range of lengths and a carved pool', async () => {
+    const api = client(allot.url);
+    const carved = await api.post('ipprefixpools', {
+      apiVersion: API_VERSION,
+      kind: 'IPPrefixPool',
+      metadata: { name: 'vpc-a-subnets' },
+      spec: { prefixesFrom: { claimRef: { name: 'vpc-a' } }, allocationPrefixLength: 24 },
+    });
+    expect(carved.status, JSON.stringify(carved.body)).toBe(201);
+    const listed = await allotCli('get ipprefixpools -o wide');
+    expect(listed.code, listed.err).toBe(0);
+    const region = await allotCli('describe ipprefixpool region');
+    expect(region.code, region.err).toBe(0);
+    expect(region.out).toContain('/20 to /28 (default /24)');
+    const described = await allotCli('describe ipprefixpool vpc-a-subnets');
+    expect(described.code, described.err).toBe(0);
+    expect(described.out).toContain('from claim vpc-a: 10.0.0.0/20');
+    expect(described.out).toMatch(/Total: +16\n/);
+  });
+
   it('refuses what the pool does not take, and bad usage', async () => {
     const wrong = await allotCli('preview region --prefix-length 30');
     expect(wrong.code).toBe(1);
