@@ -126,8 +126,14 @@ async function recordChanges(
     const mine = new Set<string>();
     const markers: { id: string; entries: MarkerEntry[] }[] = [];
     for (const change of changes) {
-      // A run's record touches several groups: a marker for each.
-      const marker = markerId(change.run ? `${change.record}#${ref.group.toString(16)}` : change.record);
+      // A run's record touches several groups: a marker for each. And it names its direction: a record
+      // delivered again after its object went removes it (when its REMOVE is yet to come), and that
+      // change must not share the id of the one that added it, which the counts may still hold.
+      const marker = markerId(
+        change.run
+          ? `${change.record}#${ref.group.toString(16)}#${change.present ? '+' : '-'}`
+          : change.record,
+      );
       if (summary.pending.has(marker)) {
         mine.add(marker); // an attempt that died after step A left it
         continue;
