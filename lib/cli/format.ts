@@ -51,8 +51,11 @@ const poolRef = (ref: ApiObject | undefined) => (ref ? `${ref.kind}/${ref.name}`
 function candidates(pool: ApiObject): string {
   const spec = pool.spec ?? {};
   if (pool.kind === 'IndexPool') return (spec.ranges ?? []).join(',');
-  const prefixes = (spec.prefixes ?? []).join(',');
-  return pool.kind === 'IPPrefixPool' ? `${prefixes} as /${spec.allocationPrefixLength}` : prefixes;
+  // A carved pool's prefixes are its claim's value (status.prefixes).
+  const prefixes = (spec.prefixes ?? pool.status?.prefixes ?? []).join(',');
+  if (pool.kind !== 'IPPrefixPool') return prefixes;
+  const lengths = spec.allocationPrefixLengths;
+  return `${prefixes} as /${lengths ? `${lengths.min}../${lengths.max}` : spec.allocationPrefixLength}`;
 }
 
 export const POOL_COLUMNS: readonly Column[] = [
@@ -130,7 +133,13 @@ export interface Block {
  */
 export function poolMap(pool: ApiObject, values: readonly string[]): { blocks: Block[]; outside: string[] } {
   const kind = pool.kind as PoolKind;
-  const checked = poolSpecChecker(kind)(pool.spec ?? {});
+  // A pool of a range of prefix lengths has no one slot per value: no map (its values are listed).
+  if (pool.spec?.allocationPrefixLengths !== undefined) return { blocks: [], outside: [...values] };
+  // A carved pool: its claim's value as its prefixes.
+  const spec = pool.spec?.prefixesFrom
+    ? { ...pool.spec, prefixesFrom: undefined, prefixes: pool.status?.prefixes ?? [] }
+    : (pool.spec ?? {});
+  const checked = poolSpecChecker(kind)(spec);
   if ('causes' in checked) return { blocks: [], outside: [...values] };
   const space = checked.space;
   const parse = valueKind(poolKindInfo(kind)!.allocationKind).parse;
@@ -143,7 +152,7 @@ export function poolMap(pool: ApiObject, values: readonly string[]): { blocks: B
     else outside.push(text);
   }
   taken.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const blocks = specBlocks(pool, space.segments);
+  const blocks = specBlocks({ ...pool, spec }, space.segments);
   const show = (slot: bigint, block: SpecBlock) =>
     block.family === undefined
       ? space.valueAt(slot).value
@@ -225,9 +234,18 @@ export function renderDescribe(pool: ApiObject, values: readonly string[], trunc
   }
   lines.push('Spec:');
   if (pool.kind === 'IndexPool') field('Ranges', (spec.ranges ?? []).join(', '), '  ');
+  else if (spec.prefixesFrom)
+    field(
+      'Prefixes',
+      `from claim ${spec.prefixesFrom.claimRef?.name}: ${(status.prefixes ?? []).join(', ') || '<none yet>'}`,
+      '  ',
+    );
   else field('Prefixes', (spec.prefixes ?? []).join(', '), '  ');
   if (spec.allocationPrefixLength !== undefined)
     field('Allocation length', `/${spec.allocationPrefixLength}`, '  ');
+  const lengths = spec.allocationPrefixLengths;
+  if (lengths)
+    field('Allocation lengths', `/${lengths.min} to /${lengths.max} (default /${lengths.default})`, '  ');
   if (spec.gateway !== undefined) field('Gateway', spec.gateway, '  ');
   if (spec.exclude?.length) field('Exclude', spec.exclude.join(', '), '  ');
   if (spec.excludeNetworkAndBroadcast !== undefined)

@@ -46,7 +46,9 @@ Usage:
   allot get <resource> [name] [-o table|wide|json|yaml]
   allot describe <pool-resource> <name>       spec, status, utilisation and a map of taken and free values
   allot claim <name> --pool <kind>/<pool> [--value v] [--within w] [--reserved a,b]
-              [--owner <kind>/<name>] [--wait]
+              [--prefix-length L] [--owner <kind>/<name>] [--wait]
+  allot preview <pool> [--count N] [--prefix-length L] [--within w] [--reserved a,b]
+                                              the values claims made now would get (holds nothing)
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
   allot delete <resource> <name> [--cascade]
   allot ui --endpoint <url> [--port 8001]     the console for a deployed API, on 127.0.0.1, its calls signed
@@ -76,6 +78,8 @@ const OPTIONS = {
   within: { type: 'string' },
   reserved: { type: 'string' },
   owner: { type: 'string' },
+  count: { type: 'string' },
+  'prefix-length': { type: 'string' },
   cascade: { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
   endpoint: { type: 'string' },
@@ -95,6 +99,8 @@ type Options = {
   within?: string;
   reserved?: string;
   owner?: string;
+  count?: string;
+  'prefix-length'?: string;
   cascade: boolean;
   'dry-run': boolean;
   endpoint?: string;
@@ -136,6 +142,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         return await cli.claim(args);
       case 'release':
         return await cli.release(args);
+      case 'preview':
+        return await cli.preview(args);
       case 'delete':
         return await cli.delete(args);
       case 'ui':
@@ -415,6 +423,7 @@ class Cli {
     const spec: Record<string, unknown> = { poolRef: await this.claimPool() };
     if (this.options.value !== undefined) spec.value = this.options.value;
     if (this.options.within !== undefined) spec.within = this.options.within;
+    if (this.options['prefix-length'] !== undefined) spec.prefixLength = this.prefixLength();
     if (this.options.owner !== undefined) {
       // The kind ends at the first "/": owner names may hold one (PiVirt's "web-01/0").
       const slash = this.options.owner.indexOf('/');
@@ -438,6 +447,41 @@ class Cli {
     if (this.options.wait && allocatedOf(claim)?.status !== 'True')
       claim = await this.waitForClaim(name, this.options.namespace);
     this.io.out(claimLine(claim));
+    return 0;
+  }
+
+  private prefixLength(): number {
+    const text = this.options['prefix-length']!;
+    if (!/^[0-9]{1,3}$/.test(text))
+      throw new CliError(`--prefix-length must be an integer (got ${text})`, [], 2);
+    return Number(text);
+  }
+
+  /** The next values claims made now would get: the pool's preview, one value a line. */
+  async preview(args: string[]): Promise<number> {
+    const [word, ...rest] = args;
+    if (!word || rest.length)
+      throw new CliError('usage: allot preview <pool> [--count N] [--prefix-length L]', [], 2);
+    // A pool by name (any kind), or <kind>/<name>.
+    const [kindText, poolName] = word.includes('/') ? word.split('/', 2) : [undefined, word];
+    const kinds = kindText === undefined ? POOL_RESOURCES : resourcesOf(kindText);
+    const resources = kinds.filter((resource) => POOL_RESOURCES.includes(resource as never));
+    if (resources.length === 0 || !poolName)
+      throw new CliError(`preview needs a pool: <name> or <kind>/<name> (got ${word})`, [], 2);
+    const { resource } = await this.findOne(resources, poolName);
+    const params = new URLSearchParams();
+    if (this.options.count !== undefined) params.set('count', this.options.count);
+    if (this.options['prefix-length'] !== undefined) params.set('prefixLength', String(this.prefixLength()));
+    if (this.options.within !== undefined) params.set('within', this.options.within);
+    if (this.options.reserved !== undefined) params.set('reserved', this.options.reserved);
+    const query = params.size > 0 ? `?${params}` : '';
+    const answer = await this.expect(
+      this.api.call('GET', `${this.path(resource, poolName)}/preview${query}`),
+      200,
+    );
+    const values: string[] = answer.body.values;
+    if (values.length === 0) this.io.out(`${kindWord(resource)}/${poolName}: no value is free`);
+    for (const value of values) this.io.out(value);
     return 0;
   }
 

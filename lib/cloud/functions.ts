@@ -29,20 +29,23 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
   api: {
     description: 'Allot HTTP API: pools, allocation objects, claim reads, 404/405',
     timeout: Duration.seconds(10),
-    // BatchGetItem: a pool's map reads its group summaries, up to 100 to a request.
+    // BatchGetItem: a pool's map reads its group summaries, up to 100 to a request; the overlap check
+    // of a prefix in a pool of a range of lengths reads its ancestors.
     tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
     queriedIndexes: [ALLOCATIONS_INDEX],
   },
   claim: {
     description: 'Allot HTTP API: claim create and replace (allocates before answering)',
     timeout: Duration.seconds(10),
-    tableActions: ITEM_ACTIONS,
+    // BatchGetItem: the overlap check of a prefix in a pool of a range of lengths (its ancestors).
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
     queriedIndexes: [],
   },
   release: {
     description: 'Allot HTTP API: claim delete',
     timeout: Duration.seconds(10),
-    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'],
+    // Query: the pools carved from the claim (409 ClaimInUse).
+    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
     queriedIndexes: [],
   },
   stream: {

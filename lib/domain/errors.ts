@@ -9,6 +9,7 @@ export type StatusReason =
   | 'MethodNotAllowed'
   | 'AlreadyExists'
   | 'PoolInUse'
+  | 'ClaimInUse'
   | 'RequestEntityTooLarge'
   | 'UnsupportedMediaType'
   | 'Invalid'
@@ -94,6 +95,11 @@ export class PoolInUseError extends AllotError {
   readonly code = 409;
   readonly reason = 'PoolInUse';
   override readonly name = 'PoolInUseError';
+}
+export class ClaimInUseError extends AllotError {
+  readonly code = 409;
+  readonly reason = 'ClaimInUse';
+  override readonly name = 'ClaimInUseError';
 }
 export class RequestEntityTooLargeError extends AllotError {
   readonly code = 413;

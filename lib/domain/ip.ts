@@ -138,7 +138,7 @@ function hostMask(family: Family, length: number): bigint {
   return (1n << BigInt(familyBits(family) - length)) - 1n;
 }
 
-function maskedPrefix(family: Family, bits: bigint, length: number): Prefix {
+export function maskedPrefix(family: Family, bits: bigint, length: number): Prefix {
   return { family, network: bits & ~hostMask(family, length), length };
 }
 
@@ -148,7 +148,7 @@ export function prefixRange(prefix: Prefix): Segment {
 }
 
 /** The prefix's aligned sub-prefixes of `subLength`, as sub-prefix numbers (slots of an IPPrefixPool). */
-function subPrefixRange(prefix: Prefix, subLength: number): Segment {
+export function subPrefixRange(prefix: Prefix, subLength: number): Segment {
   const shift = BigInt(familyBits(prefix.family) - subLength);
   const range = prefixRange(prefix);
   return { first: range.first >> shift, last: range.last >> shift };
@@ -210,13 +210,13 @@ function addressValue(address: Address): ParsedValue {
   return { value: formatAddress(address), slot: address.bits, family: address.family };
 }
 
-function prefixValue(prefix: Prefix): ParsedValue {
+export function prefixValue(prefix: Prefix): ParsedValue {
   const slot = prefix.network >> BigInt(familyBits(prefix.family) - prefix.length);
   return { value: formatPrefix(prefix), slot, family: prefix.family, length: prefix.length };
 }
 
 /** The sub-prefix of `length` numbered `slot`. */
-function prefixAt(family: Family, length: number, slot: bigint): Prefix {
+export function prefixAt(family: Family, length: number, slot: bigint): Prefix {
   return { family, network: slot << BigInt(familyBits(family) - length), length };
 }
 
@@ -302,7 +302,7 @@ export const ipPrefixValues: ValueKind = {
 // Pool specs
 
 /** Checks `spec.prefixes`: 1..1000 CIDRs, one family, none overlapping (nested or identical included). */
-function checkPrefixes(input: unknown, causes: Cause[]): Prefix[] | undefined {
+export function checkPrefixes(input: unknown, causes: Cause[]): Prefix[] | undefined {
   if (!Array.isArray(input) || input.length === 0) {
     causes.push({ field: 'spec.prefixes', message: 'must be a list of at least one CIDR prefix' });
     return undefined;
@@ -469,7 +469,11 @@ export function checkIPAddressPoolSpec(spec: Record<string, unknown>): CheckedPo
 }
 
 /** Reads a claim's `within` and checks it lies inside one of the pool's prefixes. */
-function checkWithin(input: unknown, prefixes: readonly Prefix[], causes: Cause[]): Prefix | undefined {
+export function checkWithin(
+  input: unknown,
+  prefixes: readonly Prefix[],
+  causes: Cause[],
+): Prefix | undefined {
   const within = parsePrefix(input);
   if (!within.ok) {
     causes.push({ field: 'spec.within', message: within.problem });
@@ -523,77 +527,6 @@ function ipAddressPoolSpace(
         }
       }
       if (reserved !== undefined) result = subtractSegments(result, checkReserved(reserved, family, causes));
-      return causes.length > 0 ? { causes } : { segments: result };
-    },
-  };
-}
-
-/** Checks `allocationPrefixLength`: an integer longer than every prefix, at most the family's width. */
-function checkAllocationPrefixLength(
-  input: unknown,
-  prefixes: readonly Prefix[] | undefined,
-  causes: Cause[],
-): number | undefined {
-  const field = 'spec.allocationPrefixLength';
-  const fail = (message: string): undefined => {
-    causes.push({ field, message });
-    return undefined;
-  };
-  if (input === undefined) return fail('is required: the length of the prefixes handed out');
-  if (typeof input !== 'number' || !Number.isInteger(input) || input < 1 || input > 128) {
-    return fail('must be an integer prefix length 1..128');
-  }
-  if (!prefixes) return undefined;
-  const { family } = prefixes[0]!;
-  if (input > familyBits(family)) {
-    return fail(`must be at most ${familyBits(family)} for an IPv${family} pool`);
-  }
-  const index = prefixes.findIndex((prefix) => prefix.length >= input);
-  if (index >= 0) {
-    const prefix = prefixes[index]!;
-    return fail(
-      `must be longer than every prefix: spec.prefixes[${index}] (${formatPrefix(prefix)}) is /${prefix.length}`,
-    );
-  }
-  return input;
-}
-
-/** Checks an IPPrefixPool's `prefixes` and `allocationPrefixLength`. */
-export function checkIPPrefixPoolSpec(spec: Record<string, unknown>): CheckedPoolSpec | { causes: Cause[] } {
-  const causes: Cause[] = [];
-  const prefixes = checkPrefixes(spec.prefixes, causes);
-  const length = checkAllocationPrefixLength(spec.allocationPrefixLength, prefixes, causes);
-  if (causes.length > 0 || prefixes === undefined || length === undefined) return { causes };
-  const canonical = { prefixes: prefixes.map(formatPrefix), allocationPrefixLength: length };
-  return { spec: canonical, space: ipPrefixPoolSpace(prefixes, length) };
-}
-
-function ipPrefixPoolSpace(prefixes: readonly Prefix[], length: number): PoolSpace {
-  const family = prefixes[0]!.family;
-  const segments = prefixes.map((prefix) => subPrefixRange(prefix, length));
-  return {
-    kind: 'IPPrefixPool',
-    segments,
-    total: countCandidates(segments),
-    valueAt: (slot) => prefixValue(prefixAt(family, length, slot)),
-    fits: (value) => value.family === family && value.length === length,
-    claimSegments(within, reserved) {
-      const causes: Cause[] = [];
-      let result = [...segments];
-      if (reserved !== undefined) {
-        causes.push({ field: 'spec.reserved', message: 'applies to IPAddressPool only' });
-      }
-      if (within !== undefined) {
-        const prefix = checkWithin(within, prefixes, causes);
-        if (prefix && prefix.length > length) {
-          causes.push({
-            field: 'spec.within',
-            message: `${formatPrefix(prefix)} is longer than allocationPrefixLength ${length}: it holds no /${length}`,
-          });
-        } else if (prefix) {
-          result = intersectSegments(result, subPrefixRange(prefix, length));
-        }
-      }
       return causes.length > 0 ? { causes } : { segments: result };
     },
   };

@@ -1,7 +1,8 @@
 /** The API shape of every object (api.md, "Objects"), made from what the table stores. Pure. */
 import { API_VERSION, poolInfoByAllocationKind, type AllocationKind } from './kinds.ts';
 import type { AllocationRecord, ClaimRecord, Condition, PoolRecord } from './records.ts';
-import { poolSpecChecker, valueKind } from './spaces.ts';
+import { ownSpecChecker, poolSpecChecker, valueKind } from './spaces.ts';
+import { carvedSpace, sourceClaimOf } from './carving.ts';
 import type { PoolSpace } from './values.ts';
 import type { Metadata } from './validation.ts';
 
@@ -26,6 +27,9 @@ function metadataOut(metadata: Metadata): Metadata {
 
 /** The pool's candidate space; its spec was checked when it was written, so this cannot fail. */
 export function spaceOf(pool: PoolRecord): PoolSpace {
+  // A carved pool: its claim's value as its prefixes, once the pool record carries it.
+  if (pool.spec.prefixesFrom !== undefined)
+    return carvedSpace(pool.kind, ownSpecChecker(pool.kind), pool.spec, pool.carved?.prefixes);
   const checked = poolSpecChecker(pool.kind)(pool.spec);
   if ('causes' in checked)
     throw new Error(`stored spec of ${pool.kind} ${pool.metadata.name} no longer checks`);
@@ -52,6 +56,9 @@ export function poolObject(pool: PoolRecord, space: PoolSpace = spaceOf(pool)): 
           message: `all ${space.total} candidates are held`,
           lastTransitionTime: counts?.availableSince ?? pool.metadata.creationTimestamp,
         };
+  const carved = pool.spec.prefixesFrom !== undefined;
+  const pending = carved && !pool.carved?.prefixes.length;
+  const from = sourceClaimOf(pool.spec);
   return {
     apiVersion: API_VERSION,
     kind: pool.kind,
@@ -61,7 +68,18 @@ export function poolObject(pool: PoolRecord, space: PoolSpace = spaceOf(pool)): 
       allocated: counts?.allocated ?? 0,
       total: space.total.toString(),
       free: free.toString(),
-      conditions: [available],
+      conditions: [
+        pending
+          ? {
+              type: 'Available',
+              status: 'False',
+              reason: 'ClaimPending',
+              message: `claim ${from} holds no value yet: the pool has no candidates until it does`,
+              lastTransitionTime: pool.carved?.since ?? pool.metadata.creationTimestamp,
+            }
+          : available,
+      ],
+      ...(carved ? { prefixes: pool.carved?.prefixes ?? [] } : {}),
     },
   };
 }

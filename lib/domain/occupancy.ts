@@ -40,7 +40,10 @@ export interface SpaceShape {
 export function shapeOf(kind: PoolKind, spec: Record<string, unknown>, space: PoolSpace): SpaceShape {
   const first = space.segments[0];
   const family = first ? space.valueAt(first.first).family : familyOfSpec(spec);
-  const length = typeof spec.allocationPrefixLength === 'number' ? spec.allocationPrefixLength : undefined;
+  // A pool of a range of prefix lengths (allocationPrefixLengths) keeps summaries of its finest slots,
+  // prefixes of its longest length: its map counts those.
+  const length =
+    typeof spec.allocationPrefixLength === 'number' ? spec.allocationPrefixLength : space.prefixLengths?.max;
   return { kind, family, allocationPrefixLength: length };
 }
 

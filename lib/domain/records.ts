@@ -54,6 +54,11 @@ export interface PoolRecord {
   /** Canonical spec, `reclaimPolicy` included. */
   spec: Record<string, unknown> & { reclaimPolicy: 'Recycle' | 'Retain' };
   counts?: PoolCounts;
+  /**
+   * A pool carved from a claim (`spec.prefixesFrom`): that claim's value as its prefixes, once it holds
+   * one, and since when (service/carving.ts writes it).
+   */
+  carved?: { prefixes: string[]; since: string; claimUid: string };
   /** Bumped on every write by a handler: replace and delete are conditional on it. */
   rv: number;
 }
@@ -64,6 +69,7 @@ export interface ClaimSpec {
   poolRef: ObjectRef;
   value?: string;
   within?: string;
+  prefixLength?: number;
   reserved?: string[];
   owner?: OwnerRef;
 }
@@ -109,6 +115,17 @@ export interface AllocationRecord {
    * (PoolCounts.contendedUntil), so they spread their searches too.
    */
   raced?: boolean;
+  /**
+   * A user's object of a pool of a range of prefix lengths, put but not yet checked for overlap: until
+   * when (epoch ms) its handler may still be at work. After that the handler is gone, and the stream
+   * function checks it on its behalf.
+   */
+  unchecked?: number;
+  /**
+   * Pools of a range of prefix lengths: their longest length, so the stream function knows the run of
+   * finest slots the prefix covers without reading the pool.
+   */
+  finest?: number;
   rv: number;
 }
 

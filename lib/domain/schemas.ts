@@ -26,6 +26,7 @@ export interface Schema {
   minimum?: number;
   maximum?: number;
   oneOf?: readonly Schema[];
+  allOf?: readonly Schema[];
   $ref?: string;
   readOnly?: boolean;
   default?: unknown;
@@ -57,6 +58,7 @@ const STATUS_REASONS: readonly StatusReason[] = [
   'MethodNotAllowed',
   'AlreadyExists',
   'PoolInUse',
+  'ClaimInUse',
   'RequestEntityTooLarge',
   'UnsupportedMediaType',
   'Invalid',
@@ -221,10 +223,12 @@ export const SCHEMAS = {
   },
   IPAddressPoolSpec: {
     type: 'object',
-    required: ['prefixes'],
+    required: [],
+    oneOf: [{ required: ['prefixes'] }, { required: ['prefixesFrom'] }],
     additionalProperties: false,
     properties: {
       prefixes: prefixList('one IP family, no overlaps; candidates are every address, in spec order'),
+      prefixesFrom: ref('PrefixesFrom'),
       exclude: {
         type: 'array',
         maxItems: RANGES_MAX,
@@ -243,15 +247,33 @@ export const SCHEMAS = {
   },
   IPPrefixPoolSpec: {
     type: 'object',
-    required: ['prefixes', 'allocationPrefixLength'],
+    required: [],
+    allOf: [
+      { oneOf: [{ required: ['prefixes'] }, { required: ['prefixesFrom'] }] },
+      { oneOf: [{ required: ['allocationPrefixLength'] }, { required: ['allocationPrefixLengths'] }] },
+    ],
     additionalProperties: false,
     properties: {
       prefixes: prefixList('one IP family, no overlaps'),
+      prefixesFrom: ref('PrefixesFrom'),
       allocationPrefixLength: {
         type: 'integer',
         minimum: 1,
         maximum: 128,
-        description: 'longer than every prefix; at most 32 (IPv4) or 128 (IPv6)',
+        description:
+          'one length for every allocation; longer than every prefix; at most 32 (IPv4) or 128 (IPv6); immutable',
+      },
+      allocationPrefixLengths: {
+        type: 'object',
+        required: ['min', 'max', 'default'],
+        additionalProperties: false,
+        description:
+          'any length from min to max (default when a claim names none); each longer than every prefix, min ≤ default ≤ max; immutable. total and free count prefixes of the max length',
+        properties: {
+          min: { type: 'integer', minimum: 1, maximum: 128 },
+          max: { type: 'integer', minimum: 1, maximum: 128 },
+          default: { type: 'integer', minimum: 1, maximum: 128 },
+        },
       },
       reclaimPolicy: ref('ReclaimPolicy'),
     },
@@ -264,6 +286,12 @@ export const SCHEMAS = {
       total: decimal('the number of candidates, as a decimal string (a /64 holds 18446744073709551616)'),
       free: decimal('candidates not held'),
       conditions: { type: 'array', items: ref('Condition'), description: 'Available' },
+      prefixes: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'a pool carved from a claim (prefixesFrom): its prefixes, the claim’s value; empty until it holds one',
+      },
     },
   },
   ClaimSpec: {
@@ -286,6 +314,13 @@ export const SCHEMAS = {
         maxItems: RESERVED_MAX,
         items: { type: 'string' },
         description: 'IPAddressPool only: addresses this claim must not get',
+      },
+      prefixLength: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 128,
+        description:
+          "IPPrefixPool only: the length to allocate, within the pool's allocationPrefixLengths (or its allocationPrefixLength); immutable while a value is held",
       },
       owner: ref('OwnerRef'),
     },
@@ -382,6 +417,35 @@ export const SCHEMAS = {
     type: 'object',
     required: ['status'],
     properties: { status: { const: 'ok' } },
+  },
+  PrefixesFrom: {
+    type: 'object',
+    required: ['claimRef'],
+    additionalProperties: false,
+    description:
+      'instead of prefixes: the value of a Claim on an IPPrefixPool of this namespace (status.prefixes shows it; until the claim holds one the pool has no candidates, Available=False/ClaimPending); immutable',
+    properties: {
+      claimRef: {
+        type: 'object',
+        required: ['name'],
+        additionalProperties: false,
+        properties: { name: ref('Name') },
+      },
+    },
+  },
+  Preview: {
+    type: 'object',
+    required: ['kind', 'values'],
+    properties: {
+      kind: { const: 'Preview' },
+      values: {
+        type: 'array',
+        maxItems: 100,
+        items: { type: 'string' },
+        description:
+          'the values, in order, that claims made now by one caller would get; nothing is held (fewer when fewer are free)',
+      },
+    },
   },
 } satisfies Record<string, Schema>;
 

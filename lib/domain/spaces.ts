@@ -1,13 +1,22 @@
 /** Pool kind → how its spec is checked and how its values are read: the engine's one lookup. */
 import type { PoolKind, AllocationKind } from './kinds.ts';
 import { checkIndexPoolSpec, indexValues } from './ranges.ts';
-import { checkIPAddressPoolSpec, checkIPPrefixPoolSpec, ipAddressValues, ipPrefixValues } from './ip.ts';
+import { checkIPAddressPoolSpec, ipAddressValues, ipPrefixValues } from './ip.ts';
+import { checkIPPrefixPoolSpec } from './prefix-pools.ts';
 import type { PoolSpecChecker, ValueKind } from './values.ts';
+import { carvable } from './carving.ts';
 
-const CHECKERS: Record<PoolKind, PoolSpecChecker> = {
+/** The kinds' own checkers, for prefixes given (a carved pool's are its claim's value). */
+const OWN_CHECKERS: Record<PoolKind, PoolSpecChecker> = {
   IndexPool: checkIndexPoolSpec,
   IPAddressPool: checkIPAddressPoolSpec,
   IPPrefixPool: checkIPPrefixPoolSpec,
+};
+
+const CHECKERS: Record<PoolKind, PoolSpecChecker> = {
+  IndexPool: checkIndexPoolSpec,
+  IPAddressPool: carvable('IPAddressPool', checkIPAddressPoolSpec),
+  IPPrefixPool: carvable('IPPrefixPool', checkIPPrefixPoolSpec),
 };
 
 const VALUE_KINDS: Record<AllocationKind, ValueKind> = {
@@ -18,6 +27,11 @@ const VALUE_KINDS: Record<AllocationKind, ValueKind> = {
 
 export function poolSpecChecker(kind: PoolKind): PoolSpecChecker {
   return CHECKERS[kind];
+}
+
+/** A pool kind's checker of a spec with its prefixes given (no `prefixesFrom`). */
+export function ownSpecChecker(kind: PoolKind): PoolSpecChecker {
+  return OWN_CHECKERS[kind];
 }
 
 export function valueKind(kind: AllocationKind): ValueKind {

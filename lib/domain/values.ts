@@ -52,6 +52,20 @@ export interface PoolSpace {
   fits(value: ParsedValue): boolean;
   /** A claim's candidates: `within` and `reserved` applied; causes name `spec.within` / `spec.reserved`. */
   claimSegments(within: unknown, reserved: unknown): { segments: Segment[] } | { causes: Cause[] };
+  /** IPPrefixPool: the lengths a claim may ask for (one, for `allocationPrefixLength`). */
+  readonly prefixLengths?: PrefixLengths;
+  /**
+   * A pool with `allocationPrefixLengths`: its candidates of one length, as a space of that length alone
+   * (this space's own slots are prefixes of the longest length, `max`: what `total` counts).
+   */
+  atLength?(length: number): PoolSpace;
+}
+
+/** The lengths an IPPrefixPool hands out: `allocationPrefixLengths`, or min = max = default. */
+export interface PrefixLengths {
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
 }
 
 /** A pool spec checked and in canonical form, with its space. */

@@ -30,6 +30,7 @@ import {
   listAllocations,
 } from '../service/operations/allocations.ts';
 import { repairNamespace } from '../service/operations/repair.ts';
+import { previewPool } from '../service/operations/preview.ts';
 export function operationFor(operation: string, resource: Resource | undefined): Operation {
   const pool = resource ? poolInfoByResource(resource) : undefined;
   const allocation = resource ? poolInfoByAllocationResource(resource) : undefined;
@@ -87,6 +88,8 @@ export function operationFor(operation: string, resource: Resource | undefined):
       return async () => ({ statusCode: 200, body: kubeGroupOpenApi().document });
     case 'repair':
       return (request, ctx) => repairNamespace(request, ctx);
+    case 'preview':
+      return (request, ctx) => previewPool(pool!, request, ctx);
     default:
       throw new Error(`no operation ${operation}`);
   }

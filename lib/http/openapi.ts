@@ -10,7 +10,9 @@ import {
   type ObjectKind,
 } from '../domain/kinds.ts';
 import { ROUTES, type Route, type V1OperationName } from './routes.ts';
+import { ERRORS, SUCCESS } from './openapi-statuses.ts';
 import { OCCUPANCY_PARAMETERS, OCCUPANCY_RESPONSE, OCCUPANCY_SCHEMAS } from './openapi-occupancy.ts';
+import { CLAIM_IN_USE_EXAMPLE, PREVIEW_PARAMETERS } from './openapi-extras.ts';
 import { SCHEMAS, type Schema } from '../domain/schemas.ts';
 import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './openapi-repair.ts';
 
@@ -356,6 +358,7 @@ export const ERROR_EXAMPLES: Record<string, Example> = {
       },
     ),
   },
+  ClaimInUse: CLAIM_IN_USE_EXAMPLE,
   RequestEntityTooLarge: {
     summary: 'a body over 64 KiB',
     value: status(413, 'RequestEntityTooLarge', 'the body is over 65536 bytes'),
@@ -385,37 +388,6 @@ export const ERROR_EXAMPLES: Record<string, Example> = {
     summary: 'never for bad input; the message does not leak internals',
     value: status(500, 'InternalError', 'internal error: the request was not completed; it is safe to retry'),
   },
-};
-
-const SUCCESS: Record<V1OperationName, number> = {
-  healthz: 200,
-  openapi: 200,
-  list: 200,
-  read: 200,
-  create: 201,
-  createClaim: 201,
-  replace: 200,
-  replaceClaim: 200,
-  delete: 200,
-  deleteClaim: 200,
-  occupancy: 200,
-  repair: 200,
-};
-
-/** The errors each operation can answer with, besides 500. */
-const ERRORS: Record<V1OperationName, readonly string[]> = {
-  healthz: [],
-  openapi: [],
-  list: ['BadRequest'],
-  read: ['NotFound'],
-  create: ['BadRequest', 'AlreadyExists', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
-  createClaim: ['BadRequest', 'AlreadyExists', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
-  replace: ['BadRequest', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
-  replaceClaim: ['BadRequest', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
-  delete: ['NotFound'],
-  deleteClaim: ['NotFound'],
-  occupancy: ['BadRequest', 'NotFound'],
-  repair: ['BadRequest', 'NotFound'],
 };
 
 const schemaRef = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -455,6 +427,11 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
     return { description: 'this document', content: json({ type: 'object', description: 'OpenAPI 3.1' }) };
   if (route.operation === 'occupancy') return OCCUPANCY_RESPONSE;
   if (route.operation === 'repair') return REPAIR_RESPONSE;
+  if (route.operation === 'preview')
+    return {
+      description: `the values, in order, that claims on the ${kind} made now by one caller would get; nothing is written or held`,
+      content: json(schemaRef('Preview')),
+    };
   if (route.operation === 'list')
     return {
       description: isAllocation(route.resource!)
@@ -503,6 +480,7 @@ function parameters(route: Route): unknown[] {
   }
   if (route.operation === 'occupancy') list.push(...OCCUPANCY_PARAMETERS);
   if (route.operation === 'repair') list.push(REPAIR_DRY_RUN);
+  if (route.operation === 'preview') list.push(...PREVIEW_PARAMETERS);
   if (route.operation === 'delete' && route.resource?.endsWith('pools')) {
     list.push({
       name: 'cascade',

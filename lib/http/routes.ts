@@ -26,6 +26,7 @@ export type V1OperationName =
   | 'replaceClaim'
   | 'deleteClaim'
   | 'occupancy'
+  | 'preview'
   | 'repair';
 
 export type OperationName =
@@ -89,6 +90,14 @@ function resourceRoutes(resource: Resource, base = '/v1'): Route[] {
             method: 'GET',
             path: `${item}/occupancy`,
             operation: 'occupancy',
+            function: 'api',
+            resource,
+          } as const,
+          // What claims made now would get: a pool's subresource, reads only.
+          {
+            method: 'GET',
+            path: `${item}/preview`,
+            operation: 'preview',
             function: 'api',
             resource,
           } as const,

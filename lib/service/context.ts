@@ -15,8 +15,16 @@ export interface ClaimContext {
   frontiers?: Map<string, bigint>;
   /** Per pool, the slots this instance took last (see rememberTaken). */
   recentlyTaken?: Map<string, bigint[]>;
+  /**
+   * Per pool of a range of prefix lengths, the runs of finest slots this instance took last: the
+   * summaries may not show them yet (prefix-search.ts).
+   */
+  recentRuns?: Map<string, { first: bigint; last: bigint }[]>;
   /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
   contendedUntil?: Map<string, { until: number; spell: number }>;
   /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */
   spreadSpans?: Map<string, number>;
 }
+
+/** How long a claim handler may take (its Lambda timeout, with margin). */
+export const HANDLER_DEADLINE_MS = 15_000;

@@ -22,6 +22,8 @@ import { familyOf, type ParsedValue } from '../domain/values.ts';
 import { ConditionFailedError } from '../store/client.ts';
 import { GROUP_BITS, allocationKey, poolKeyOf, type PoolId } from '../store/keys.ts';
 import { isHeld, type Stored } from '../store/items.ts';
+import { isRanged } from '../domain/prefix-pools.ts';
+import { decideRanged, type RangedParts } from './prefix-search.ts';
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
   /** An allocation object this attempt created or bound, to undo if the settle loses. */
@@ -84,6 +86,8 @@ export function allocatedOutcome(
  * the claim's pool, and its uid is the claim's, or is empty or stale with the allow-binding annotation.
  */
 export function bindable(allocation: AllocationRecord, claim: ClaimRecord): boolean {
+  // A user's prefix not yet checked for overlap (service/prefix-check.ts) is bound once it is.
+  if (allocation.unchecked !== undefined) return false;
   const ref = allocation.spec.claimRef;
   if (!ref || ref.name !== claim.metadata.name) return false;
   const pool = allocation.spec.poolRef;
@@ -188,6 +192,7 @@ export async function decide(
   }
 
   const space = spaceOf(pool);
+  if (isRanged(space)) return decideRanged(ctx, claim, pool, space, rangedParts(ctx, claim, pool, now));
   const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
   if ('causes' in restricted) {
     const message = restricted.causes.map((cause) => `${cause.field}: ${cause.message}`).join('; ');
@@ -327,6 +332,30 @@ export async function decide(
   return allocated(collisions);
 }
 
+/** The pieces of a claim's decision that a pool of a range of prefix lengths borrows (prefix-search.ts). */
+function rangedParts(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  pool: PoolRecord,
+  now: string,
+): RangedParts<Outcome> {
+  return {
+    now,
+    waiting: (reason, message) => waitingOutcome(reason, message, now),
+    allocated: (record, key) => ({
+      ...allocatedOutcome(claim, record, key, now),
+      took: { key, created: true, previousUid: '' },
+    }),
+    bind: (key, holder) => bind(ctx, claim, key, holder),
+    bindable: (holder) => bindable(holder, claim),
+    newAllocation: (value) => newAllocation(claim, pool, value, now),
+    summarised: summarised(pool),
+    hint: hintOf(pool),
+    contended: isContended(ctx, pool),
+    markContended: () => markContended(ctx, pool),
+  };
+}
+
 /**
  * Contention: an instance whose put lost a race knows other callers are claiming from the same pool
  * right now. For a short while it picks at random among the free values of a span (a summary's 4096
@@ -406,13 +435,13 @@ function adjustSpread(ctx: ClaimContext, pool: PoolRecord, hintSpanFree: number)
  * freed writes a new epoch, which drops the memory, so a lone caller still gets the lowest free candidate
  * after a release.
  */
-function hintOf(pool: PoolRecord): bigint {
+export function hintOf(pool: PoolRecord): bigint {
   const counts = pool.counts;
   return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
 }
 
 /** Whether the stream function has counted the pool as it now is, so its summaries describe it. */
-function summarised(pool: PoolRecord): boolean {
+export function summarised(pool: PoolRecord): boolean {
   return pool.counts !== undefined && pool.counts.generation === pool.metadata.generation;
 }
 
@@ -548,7 +577,6 @@ async function waitForHandler(ctx: ClaimContext, key: ItemKey): Promise<ClaimRec
   }
 }
 
-/** How long a claim handler may take (its Lambda timeout, with margin). */
-export const HANDLER_DEADLINE_MS = 15_000;
+export { HANDLER_DEADLINE_MS } from './context.ts';
 
 export type { Segment };

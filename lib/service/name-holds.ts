@@ -2,7 +2,7 @@
  * Names of pre-provisioned allocation objects (api.md, "Allocation objects"): any valid name is
  * accepted, and names stay unique per namespace and kind with the name as the arbiter, as in Kubernetes.
  *
- * A name has one of three roles (domain/names.ts, nameRole). The deterministic name of the object's own
+ * A name has one of three roles (domain/name-roles.ts, nameRole). The deterministic name of the object's own
  * value is found by its key. A name no pool gives (`lp-obj-a`) has a name item pointing at the object.
  * The deterministic name of another value (`idx-1`, value 1 of pool `idx`, for an object of pool `p1`;
  * `x-10-0-0-1`; an IPv6 name in full; a prefix name), of a pool that exists or not, gets a **name hold**:
@@ -46,14 +46,13 @@
  */
 import { AlreadyExistsError } from '../domain/errors.ts';
 import type { AllocationKind, PoolKind, Resource } from '../domain/kinds.ts';
-import { nameRole, type NameRole } from '../domain/names.ts';
+import { nameRole, type NameRole } from '../domain/name-roles.ts';
 import type { AllocationRecord, ItemKey, NameHoldRecord } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import type { ParsedValue } from '../domain/values.ts';
 import { allocationKey, nameKey } from '../store/keys.ts';
 import type { Stored } from '../store/items.ts';
-import type { ClaimContext } from './context.ts';
-import { HANDLER_DEADLINE_MS } from './decide.ts';
+import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
 
 /** What sits at an allocation key: an allocation object or a name hold. */
 export type AtAllocationKey = Stored<AllocationRecord> | Stored<NameHoldRecord>;

@@ -46,6 +46,9 @@ import type {
 } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
+import { memberId } from './tally-runs.ts';
+import { resolvePlacement } from './prefix-check.ts';
+import { claimValueChanged, refreshCarved } from './carving.ts';
 
 import { timestamp } from '../domain/objects.ts';
 import { objectKey, poolKeyOf, type PoolId } from '../store/keys.ts';
@@ -85,11 +88,24 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
         const claim = await reconcileClaim(ctx, record.keys);
         if (claim && newlyBound(record)) await checkBound(ctx, record.keys, claim);
       }
+      // Pools carved from the claim follow its value (service/carving.ts).
+      if (valueChanged(record))
+        await claimValueChanged(ctx, (record.newImage ?? record.oldImage) as unknown as ClaimRecord);
       return [];
     case 'alloc':
       return allocationChanged(ctx, record);
-    case 'pool':
+    case 'pool': {
+      const pool = record.newImage as unknown as PoolRecord | undefined;
+      // A carved pool created just as its claim got its value: whichever came last sees the other.
+      if (record.eventName === 'INSERT' && pool?.spec.prefixesFrom !== undefined)
+        await refreshCarved(
+          ctx,
+          pool.metadata.namespace,
+          poolKindInfo(pool.kind)!.resource,
+          pool.metadata.name,
+        );
       return poolChanged(record);
+    }
     case 'hold':
       return holdChanged(ctx, record);
     default:
@@ -105,6 +121,13 @@ async function keepStubOffers(ctx: ClaimContext, record: ChangeRecord): Promise<
   const before = record.oldImage as { t?: string; offers?: Record<string, ItemKey> } | undefined;
   if (before?.t !== 'stub') return;
   for (const offer of Object.values(before.offers ?? {})) await ctx.table.offerToClaim(record.keys, offer);
+}
+
+/** Whether a claim's record changes the value it holds (or its presence). */
+function valueChanged(record: ChangeRecord): boolean {
+  const after = (record.newImage as { status?: { value?: string } } | undefined)?.status?.value;
+  const before = (record.oldImage as { status?: { value?: string } } | undefined)?.status?.value;
+  return after !== before;
 }
 
 /** A claim's write that bound it to an allocation object (the settle), rather than any other change. */
@@ -164,24 +187,51 @@ function slotTouched(
   valueText: string,
   record: ChangeRecord,
   stored: AtAllocationKey | undefined,
+  finest?: number,
 ): Touched[] {
   const value = valueKind(kind).parse(valueText);
   if (!value.ok) return [];
-  const { slot, family } = value.value;
+  const { slot, family, length } = value.value;
+  if (finest !== undefined && length !== undefined) {
+    // A pool of a range of prefix lengths: the run of finest slots the prefix covers, a member of the
+    // group summaries while an allocation object is at its key (service/tally-runs.ts).
+    const shift = finest - length;
+    const first = slot << BigInt(shift);
+    const present = stored?.t === 'alloc';
+    const raced = stored?.t === 'alloc' && stored.raced === true;
+    const run = { member: memberId(first, shift), first, span: 1n << BigInt(shift) };
+    return [{ pool, change: { record: record.id, slot: first, family, present, raced, run } }];
+  }
   const present = stored?.t === 'alloc' || stored?.t === 'hold';
   const hold = stored?.t === 'hold';
   const raced = stored?.t === 'alloc' && stored.raced === true;
   return [{ pool, change: { record: record.id, slot, family, present, hold, raced } }];
 }
 
-/** A name hold's record: the slot it holds, and the hold judged (its request may have died). */
+/**
+ * A name hold's record: the slot it holds, and the hold judged (its request may have died). In a pool
+ * of a range of prefix lengths a name hold occupies its key only (its summaries are of allocation
+ * objects' runs, service/tally-runs.ts): it changes no summary there.
+ */
 async function holdChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
   const hold = (record.newImage ?? record.oldImage) as unknown as NameHoldRecord;
   const stored = await ctx.table.get<AllocationRecord | NameHoldRecord>(record.keys);
   const pool = { namespace: hold.metadata.namespace, kind: hold.poolRef.kind, name: hold.poolRef.name };
-  const pools = slotTouched(pool, hold.kind, hold.value, record, stored);
+  const pools =
+    stored?.t === 'alloc' && stored.finest !== undefined
+      ? [] // an object of a range pool replaced the hold: its own record counts it
+      : (await inRangedPool(ctx, pool))
+        ? []
+        : slotTouched(pool, hold.kind, hold.value, record, stored);
   if (stored?.t === 'hold') await judgeHold(ctx, stored, true);
   return pools;
+}
+
+/** Whether the pool is an IPPrefixPool of a range of prefix lengths. */
+async function inRangedPool(ctx: ClaimContext, id: PoolId): Promise<boolean> {
+  if (id.kind !== 'IPPrefixPool') return false;
+  const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
+  return pool?.t === 'pool' && pool.spec.allocationPrefixLengths !== undefined;
 }
 
 /** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */
@@ -222,7 +272,7 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
   const stored = await ctx.table.get<AllocationRecord | NameHoldRecord>(record.keys);
   const current = stored?.t === 'alloc' ? stored : undefined;
   const image = (after ?? before)!;
-  const pools = slotTouched(poolIdOfAllocation(image), image.kind, image.value, record, stored);
+  const pools = slotTouched(poolIdOfAllocation(image), image.kind, image.value, record, stored, image.finest);
   if (record.eventName === 'REMOVE') {
     await allocationRemoved(ctx, record.keys, before!);
     // Its name goes with it (a delete that died before it released the name leaves nothing).
@@ -231,6 +281,13 @@ async function allocationChanged(ctx: ClaimContext, record: ChangeRecord): Promi
     return pools;
   }
   if (!current || (await dropUnheldObject(ctx, record.keys, current))) return pools;
+  if (current.finest !== undefined) {
+    // A pool of a range of prefix lengths: its placer may have died before its check for overlap.
+    const named = claimKey(current.metadata.namespace, current.spec.claimRef?.name ?? '');
+    const resolved = await resolvePlacement(ctx, record.keys, current, named);
+    if (resolved.reallocate) await reconcileClaim(ctx, named);
+    if (!resolved.kept) return pools;
+  }
   const allocation = current;
   const ref = allocation.spec.claimRef;
   if (!ref) return pools;

@@ -9,6 +9,7 @@ import { spaceOf, timestamp } from '../domain/objects.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import { familyOf, type PoolSpace } from '../domain/values.ts';
+import { isRanged } from '../domain/prefix-pools.ts';
 import { isHeld, setHeld, type GroupSummary, type Stored } from '../store/items.ts';
 import {
   allocationKey,
@@ -47,6 +48,13 @@ interface PoolWalk {
   pool: Stored<PoolRecord>;
   id: PoolId;
   summaries: Map<string, { ref: GroupRef; summary: GroupSummary }>;
+  /**
+   * An IPPrefixPool of a range of prefix lengths: its summaries are the union of member runs (`m`,
+   * service/tally-runs.ts) and its counts count members, which this sweep's bit-per-value checks do not
+   * know. Its summary bits, counts and waiting claims are left alone (the stream function's recount still
+   * mends them); its objects' bindings and its claims are checked as for any pool.
+   */
+  ranged: boolean;
   /** Per group, the slots that hold an object; only when this run walked the pool's objects from the start. */
   seen?: Map<string, Set<bigint>>;
 }
@@ -60,6 +68,7 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
     pool,
     id,
     summaries: new Map(),
+    ranged: isRanged(spaceOf(pool)),
     seen: cursor.shard === 0 && cursor.after === undefined ? new Map() : undefined,
   };
   while (cursor.shard < LIST_SHARDS) {
@@ -78,6 +87,7 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
   }
   // The rest of the pool is one unit of work: its groups, counts and waiting claims.
   if (exhausted(sweep)) return false;
+  if (walk.ranged) return true; // see PoolWalk.ranged
   let held: Set<bigint> | undefined;
   if (sweep.recheckMs > 0 && !sweep.dryRun) {
     // First only look: a disagreement may be a record in flight, which the stream function settles.
@@ -120,7 +130,7 @@ async function checkAllocation(
 ): Promise<void> {
   const key = { pk: allocation.pk, sk: allocation.sk };
   const value = valueKind(allocation.kind).parse(allocation.value);
-  if (value.ok) {
+  if (value.ok && !walk.ranged) {
     const { slot, family } = value.value;
     const ref = { family, group: slot >> GROUP_BITS };
     if (walk.seen) {

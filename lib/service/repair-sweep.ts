@@ -6,8 +6,7 @@ import type { ClaimRecord, ClaimStubRecord, ItemKey } from '../domain/records.ts
 import type { Stored } from '../store/items.ts';
 import { objectKey } from '../store/keys.ts';
 import type { RepairStore } from '../store/repairs.ts';
-import type { ClaimContext } from './context.ts';
-import { HANDLER_DEADLINE_MS } from './decide.ts';
+import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
 
 export const REPAIR_KINDS = [
   'orphanedAllocation',

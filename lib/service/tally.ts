@@ -33,6 +33,7 @@ import { familyOf, type PoolSpace } from '../domain/values.ts';
 import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
 import { isHeld, setHeld, type GroupSummary, type MarkerEntry } from '../store/items.ts';
 import { MARKERS_PER_WRITE } from '../store/summaries.ts';
+import { bitsOfMembers, flippedRuns, groupsOfRun, startsIn } from './tally-runs.ts';
 
 /** An allocation object of the pool appeared (present) or went, as stream record `record` says. */
 export interface SlotChange {
@@ -45,6 +46,11 @@ export interface SlotChange {
   hold?: boolean;
   /** The allocation was made after a lost race: claimers are contending for this pool. */
   raced?: boolean;
+  /**
+   * A pool of a range of prefix lengths: the object's run (from `slot`, the first finest slot of the
+   * run inside this change's group) and its member id (service/tally-runs.ts).
+   */
+  run?: { member: string; first: bigint; span: bigint };
 }
 
 export interface TallyResult {
@@ -83,7 +89,13 @@ export async function tallyPool(
   options: { recount?: boolean } = {},
 ): Promise<TallyResult | 'no pool'> {
   const byGroup = new Map<string, { ref: GroupRef; changes: SlotChange[] }>();
-  for (const change of changes) {
+  // A prefix of a pool of a range of lengths changes every group its run touches.
+  const split = changes.flatMap((change) =>
+    change.run
+      ? groupsOfRun(change.run.first, change.run.span).map(({ slot }) => ({ ...change, slot }))
+      : [change],
+  );
+  for (const change of split) {
     const ref = { family: change.family, group: change.slot >> GROUP_BITS };
     const entry = byGroup.get(refId(ref)) ?? { ref, changes: [] };
     entry.changes.push(change);
@@ -137,14 +149,33 @@ async function recordChanges(
 ): Promise<{ summary: GroupSummary; mine: Set<string> }> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const summary = await ctx.table.summaries.readGroup(id, ref);
-    const bits = summary.bits.slice();
+    let bits: Uint8Array = summary.bits.slice();
     const holds = summary.holds.slice();
+    const members = new Set(summary.members);
     const mine = new Set<string>();
     const markers: { id: string; entries: MarkerEntry[] }[] = [];
     for (const change of changes) {
-      const marker = markerId(change.record);
+      // A run's record touches several groups: a marker for each. And it names its direction: a record
+      // delivered again after its object went removes it (when its REMOVE is yet to come), and that
+      // change must not share the id of the one that added it, which the counts may still hold.
+      const marker = markerId(
+        change.run
+          ? `${change.record}#${ref.group.toString(16)}#${change.present ? '+' : '-'}`
+          : change.record,
+      );
       if (summary.pending.has(marker)) {
         mine.add(marker); // an attempt that died after step A left it
+        continue;
+      }
+      if (change.run) {
+        const { member } = change.run;
+        if (change.present === members.has(member)) continue; // applied already, or changes nothing
+        if (change.present) members.add(member);
+        else members.delete(member);
+        const after = bitsOfMembers(members, ref.group, bits.length);
+        const counted = startsIn(member, ref.group) ? (change.present ? 1 : -1) : 0;
+        markers.push({ id: marker, entries: flippedRuns(bits, after, change.raced === true, counted) });
+        bits = after;
         continue;
       }
       const offset = Number(change.slot & (GROUP_SIZE - 1n));
@@ -157,12 +188,23 @@ async function recordChanges(
       markers.push({ id: marker, entries: [markerEntry(offset, change, wasHeld, wasHold)] });
     }
     if (markers.length === 0) return { summary, mine };
-    if (await ctx.table.summaries.writeGroup(id, ref, bits, summary.version, markers, holds)) {
+    const ranged = changes.some((change) => change.run !== undefined);
+    if (
+      await ctx.table.summaries.writeGroup(
+        id,
+        ref,
+        bits,
+        summary.version,
+        markers,
+        holds,
+        ranged ? members : undefined,
+      )
+    ) {
       for (const marker of markers) {
         mine.add(marker.id);
         summary.pending.set(marker.id, marker.entries);
       }
-      return { summary: { ...summary, bits, holds }, mine };
+      return { summary: { ...summary, bits, holds, members }, mine };
     }
   }
   throw new Error(`summary of ${id.kind} ${id.name} kept changing; the batch is retried`);
@@ -182,7 +224,7 @@ function markerEntry(offset: number, change: SlotChange, wasHeld: boolean, wasHo
     ? delta > 0
       ? [offset, 1, raced]
       : [offset, delta]
-    : [offset, delta, raced, objects];
+    : [offset, delta, raced, 1, objects];
 }
 
 /** Step B: adds this batch's markers that the counts do not hold yet. */
@@ -214,16 +256,22 @@ async function applyMarkers(
     let took = false;
     let raced = false;
     for (const { ref, entries } of fresh) {
-      for (const [offset, delta, racedEntry, objects] of entries) {
-        allocated += objects ?? delta;
+      // One slot and one object (or a name hold's change: held, objects 0 or −1; a hold's change only:
+      // delta 0), or (a pool of a range of prefix lengths) a run and a count of objects.
+      for (const [offset, delta, racedEntry, span = 1, objects = delta] of entries) {
+        allocated += objects;
         raced ||= racedEntry === 1;
-        const ordinal = candidateOrdinal(space, ref.family, (ref.group << GROUP_BITS) + BigInt(offset));
-        if (ordinal === undefined || delta === 0) continue;
-        held += BigInt(delta);
-        if (delta < 0) {
-          freed = true;
-          if (ordinal < hint) hint = ordinal;
-        } else if (ordinal >= hint) took = true;
+        if (delta === 0) continue;
+        for (let i = 0; i < span; i++) {
+          const slot = (ref.group << GROUP_BITS) + BigInt(offset + i);
+          const ordinal = candidateOrdinal(space, ref.family, slot);
+          if (ordinal === undefined) continue;
+          held += BigInt(delta);
+          if (delta < 0) {
+            freed = true;
+            if (ordinal < hint) hint = ordinal;
+          } else if (ordinal >= hint) took = true;
+        }
       }
     }
     if (took) hint = await advanceHint(ctx, id, space, hint, touched);
@@ -319,11 +367,14 @@ export async function countSummaries(
   for await (const ref of ctx.table.summaries.listedGroups(id)) {
     const summary = await ctx.table.summaries.readGroup(id, ref);
     for (const marker of summary.pending.keys()) seen.add(marker);
+    // A pool of a range of prefix lengths counts its objects (members), not its bits.
+    const ranged = summary.members.size > 0;
+    for (const member of summary.members) if (startsIn(member, ref.group)) allocated++;
     summary.bits.forEach((byte, index) => {
       for (let bit = 0; bit < 8; bit++) {
         if (((byte >> bit) & 1) === 0) continue;
         // A name hold keeps the value from being handed out, but is no allocation object of the pool.
-        if (((summary.holds[index]! >> bit) & 1) === 0) allocated++;
+        if (!ranged && ((summary.holds[index]! >> bit) & 1) === 0) allocated++;
         const slot = (ref.group << GROUP_BITS) + BigInt(index * 8 + bit);
         const ordinal = candidateOrdinal(space, ref.family, slot);
         if (ordinal !== undefined) heldOrdinals.push(ordinal);

@@ -31,11 +31,20 @@ export function allocationItem(
 const GROUP_BYTES = Number(1n << GROUP_BITS) / 8;
 
 /**
- * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1 (held), 1 when the
- * allocation was made after a lost race, and the change in allocation objects when it differs from the
- * first (a name hold holds a slot but is no allocation object: 0; a hold that replaced an object: −1).
+ * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1 (held) or 0 (a hold
+ * changed, the slot stays held), 1 when the allocation was made after a lost race, `span` (that many
+ * slots from `offset` flipped: 1 but for pools of a range of prefix lengths) and `objects`, the change
+ * in allocation objects when it differs from `delta` (a name hold holds a slot but is no allocation
+ * object: 0; a hold that replaced an object: −1; a run of a pool of a range of prefix lengths counts
+ * one object at its first group only; service/tally-runs.ts).
  */
-export type MarkerEntry = [offset: number, delta: 1 | 0 | -1, raced?: 0 | 1, objects?: 1 | 0 | -1];
+export type MarkerEntry = [
+  offset: number,
+  delta: 1 | 0 | -1,
+  raced?: 0 | 1,
+  span?: number,
+  objects?: 1 | 0 | -1,
+];
 
 /** A group's summary as the stream function keeps it. */
 export interface GroupSummary {
@@ -49,6 +58,8 @@ export interface GroupSummary {
   pending: Map<string, MarkerEntry[]>;
   /** Whether the pool's directory lists this group. */
   listed: boolean;
+  /** Pools of a range of prefix lengths: the objects whose runs touch the group (service/tally-runs.ts). */
+  members: Set<string>;
 }
 
 export const MARKER_ATTRIBUTE = 'q_';
@@ -64,6 +75,7 @@ export function summaryOf(item: Item | undefined): GroupSummary {
     version: typeof item?.v === 'number' ? item.v : undefined,
     pending: new Map(),
     listed: item?.l === 1,
+    members: new Set(Object.keys((item?.m as Record<string, unknown> | undefined) ?? {})),
   };
   for (const [name, value] of Object.entries(item ?? {})) {
     if (name.startsWith(MARKER_ATTRIBUTE)) {

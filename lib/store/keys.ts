@@ -105,6 +105,15 @@ export function directoryKey(pool: PoolId, ref?: GroupRef): ItemKey {
   return { pk: `D#${pool.namespace}#${pool.kind}#${pool.name}`, sk };
 }
 
+/**
+ * A pool carved from a claim (`prefixesFrom`): `C#<ns>#<claim>` / `<pool resource>#<pool>`, written
+ * before the pool and deleted after it, so a claim's DELETE finds the pools that use its value (409
+ * ClaimInUse) and the stream function the pools to give it to, with one Query.
+ */
+export function carvingKey(namespace: string, claim: string, resource?: Resource, pool?: string): ItemKey {
+  return { pk: `C#${namespace}#${claim}`, sk: resource === undefined ? '' : `${resource}#${pool}` };
+}
+
 export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
   return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
 }

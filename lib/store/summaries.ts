@@ -68,6 +68,7 @@ export class Summaries {
     version: number | undefined,
     markers: readonly { id: string; entries: MarkerEntry[] }[],
     holds?: Uint8Array,
+    members?: ReadonlySet<string>,
   ): Promise<boolean> {
     if (markers.length > MARKERS_PER_WRITE) throw new Error(`at most ${MARKERS_PER_WRITE} markers a write`);
     const names: Record<string, string> = {};
@@ -76,6 +77,10 @@ export class Summaries {
     if (holds) {
       values[':h'] = storedBits(holds);
       set.push('h = :h');
+    }
+    if (members) {
+      set.push('m = :m');
+      values[':m'] = Object.fromEntries([...members].map((id) => [id, 1]));
     }
     markers.forEach(({ id, entries }, i) => {
       names[`#q${i}`] = MARKER_ATTRIBUTE + id;

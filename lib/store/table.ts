@@ -28,12 +28,18 @@ import { allocationKey, LIST_SHARDS, waitingKey, type PoolId } from './keys.ts';
 import { ALLOCATIONS_INDEX, WAITING_INDEX } from './schema.ts';
 import { NameHolds } from './holds.ts';
 import { Summaries } from './summaries.ts';
+import { Overlaps } from './overlaps.ts';
+import { Carvings } from './carvings.ts';
 
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
   readonly summaries = new Summaries(this);
   /** Name holds of pre-provisioned objects named like another value (service/name-holds.ts). */
   readonly holds = new NameHolds(this);
+  /** Keys and overlap reads of IPPrefixPools with a range of lengths. */
+  readonly overlaps = new Overlaps(this);
+  /** Which pools are carved from which claims (prefixesFrom). */
+  readonly carvings = new Carvings(this);
 
   // ------------------------------------------------------------ generic reads
 

@@ -142,7 +142,31 @@ async function workload(ns: string) {
     spec: { ...poolRef('IPPrefixPool', 'pfx'), prefix: '10.1.1.16/28' },
   });
   await ok('POST', 'claims', { metadata: { name: 'app' }, spec: poolRef('IndexPool', 'kept') });
+  // A pool of a range of prefix lengths: a claim's and a user's prefix are checked for overlap.
+  await ok('POST', 'ipprefixpools', {
+    metadata: { name: 'lengths' },
+    spec: { prefixes: ['10.9.0.0/16'], allocationPrefixLengths: { min: 20, max: 28, default: 24 } },
+  });
+  await ok('POST', 'claims', { metadata: { name: 'subnet' }, spec: poolRef('IPPrefixPool', 'lengths') });
+  await ok('POST', 'ipprefixes', {
+    metadata: { name: 'lengths-10-9-128-0-26' },
+    spec: { ...poolRef('IPPrefixPool', 'lengths'), prefix: '10.9.128.0/26' },
+  });
+  // A pool carved from that claim's value, and the claim it keeps from being released.
+  await ok('POST', 'ipaddresspools', {
+    metadata: { name: 'subnet-hosts' },
+    spec: { prefixesFrom: { claimRef: { name: 'subnet' } } },
+  });
+  await ok('POST', 'claims', { metadata: { name: 'host' }, spec: poolRef('IPAddressPool', 'subnet-hosts') });
+  expect((await call('DELETE', `${base}/claims/subnet`)).status).toBe(409);
   await drain();
+  for (const pool of [
+    'indexpools/shared',
+    'ipaddresspools/ips',
+    'ipprefixpools/pfx',
+    'ipprefixpools/lengths',
+  ])
+    await ok('GET', `${pool}/preview?count=2`);
   for (const resource of [
     'indexpools',
     'ipaddresspools',
@@ -192,6 +216,8 @@ async function workload(ns: string) {
   expect((await call('DELETE', `${base}/ipaddresspools/ips`)).status).toBe(409);
   await ok('DELETE', 'ipaddresspools/ips?cascade=true');
   await ok('DELETE', 'ipprefixpools/pfx?cascade=true');
+  await ok('DELETE', 'ipaddresspools/subnet-hosts?cascade=true');
+  await ok('DELETE', 'ipprefixpools/lengths?cascade=true');
   await ok('DELETE', 'indexpools/kept?cascade=true');
   await ok('DELETE', 'claims/early');
   await drain();
@@ -239,7 +265,10 @@ async function kubeWorkload(ns: string) {
     await ok('GET', `${resource}/${name}`);
     await ok('PUT', `${resource}/${name}`, { metadata: { name }, spec });
     await ok('PATCH', `${resource}/${name}`, labels);
-    if (resource.endsWith('pools')) await ok('GET', `${resource}/${name}/occupancy`);
+    if (resource.endsWith('pools')) {
+      await ok('GET', `${resource}/${name}/occupancy`);
+      await ok('GET', `${resource}/${name}/preview`);
+    }
   }
   await drain();
   for (const [resource, name] of objects.slice(3)) await ok('DELETE', `${resource}/${name}`);
@@ -350,7 +379,7 @@ describe('tenant isolation by namespace', () => {
   /** The namespace a key-shaped string belongs to: item keys, `allocations` and `waiting` index keys. */
   function namespaceOf(text: string): string | undefined {
     return (
-      /^[OAN]#([^#]*)#/.exec(text)?.[1] ??
+      /^[OANC]#([^#]*)#/.exec(text)?.[1] ??
       /^([^#|]+)#(?:indices|ipaddresses|ipprefixes)#\d+$/.exec(text)?.[1] ??
       /^([^#|]+)#(?:IndexPool|IPAddressPool|IPPrefixPool)#/.exec(text)?.[1]
     );
@@ -361,7 +390,8 @@ describe('tenant isolation by namespace', () => {
     const seen = new Set<string>();
     for (const { name, operation, input } of calls()) {
       const where = `${name} ${operation}`;
-      // A BatchGetItem names each key it reads: the keys are checked below like any other.
+      // A BatchGetItem names each key it reads (a pool's map, the overlap check's ancestors): the keys are
+      // checked below like any other.
       if (!['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'].includes(operation))
         outside.push(`${where}: an operation that is not scoped by key`);
       if (
@@ -381,16 +411,25 @@ describe('tenant isolation by namespace', () => {
               ? 'allocation'
               : text.startsWith('N#')
                 ? 'name'
-                : /#\d+$/.test(text)
-                  ? 'allocations index'
-                  : 'waiting index',
+                : text.startsWith('C#')
+                  ? 'carving'
+                  : /#\d+$/.test(text)
+                    ? 'allocations index'
+                    : 'waiting index',
         );
         if (namespace !== 'tenant-a') outside.push(`${where}: ${text}`);
       }
     }
     expect(outside).toEqual([]);
     // The check saw every kind of key, so an empty list above means something.
-    expect([...seen].sort()).toEqual(['allocation', 'allocations index', 'name', 'object', 'waiting index']);
+    expect([...seen].sort()).toEqual([
+      'allocation',
+      'allocations index',
+      'carving',
+      'name',
+      'object',
+      'waiting index',
+    ]);
   });
 
   it("left tenant-b's objects of the same names exactly as they were", async () => {

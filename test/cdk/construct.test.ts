@@ -237,8 +237,8 @@ describe('HTTP API', () => {
       [`PATCH ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'claim']],
       [`DELETE ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'release']],
     ]);
-    // Discovery, six routes per resource (PATCH included), and each pool's occupancy map.
-    expect(KUBE_ROUTES.length).toBe(6 + 6 * 7 + 3);
+    // Discovery, six routes per resource (PATCH included), and each pool's occupancy map and preview.
+    expect(KUBE_ROUTES.length).toBe(6 + 6 * 7 + 6);
   });
 
   it("lets API Gateway invoke each route's function, $default included", () => {
@@ -363,13 +363,15 @@ describe('permissions', () => {
   ]);
 
   it.each([
-    // BatchGetItem: a pool's map reads its group summaries in batches.
+    // BatchGetItem: a pool's map reads its group summaries in batches; the overlap check of a prefix of a
+    // pool of a range of lengths reads its ancestors (api for allocation objects, claim for claims).
     [
       'api',
       { table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']), 'index/allocations': ['dynamodb:Query'] },
     ],
-    ['claim', { table: sorted(ITEM_ACTIONS) }],
-    ['release', { table: sorted(['dynamodb:GetItem', 'dynamodb:DeleteItem']) }],
+    ['claim', { table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']) }],
+    // Query: the pools carved from the claim (409 ClaimInUse).
+    ['release', { table: sorted(['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:Query']) }],
     [
       'stream',
       {

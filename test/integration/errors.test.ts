@@ -498,7 +498,7 @@ describe('the fixed routes', () => {
       const body = route.method === 'POST' || route.method === 'PUT' ? {} : undefined;
       const answer = await api.call(route.method, path, body);
       expect(answer.status, `${route.method} ${path}`).not.toBe(405);
-      // An item route (or one under an item, like a pool's map) may answer 404 for the missing
+      // An item route (or one under an item, like a pool's map or preview) may answer 404 for the missing
       // "probe"; a collection route never does.
       if (!route.path.includes('{name}')) expect(answer.status, `${route.method} ${path}`).not.toBe(404);
       else if (answer.status === 404) expect(answer.body.details?.name).toBe('probe');

@@ -235,6 +235,29 @@ describe('the map of an IPv6 prefix pool', () => {
   });
 });
 
+describe('the map of a prefix pool of a range of lengths', () => {
+  it('counts its finest prefixes (its longest length) held by claims of any length', async () => {
+    const pool = {
+      apiVersion: API_VERSION,
+      kind: 'IPPrefixPool',
+      metadata: { name: 'lengths' },
+      spec: { prefixes: ['10.20.0.0/16'], allocationPrefixLengths: { min: 20, max: 24, default: 22 } },
+    };
+    expect((await api.post('ipprefixpools', pool)).status).toBe(201);
+    const poolRef = { kind: 'IPPrefixPool', name: 'lengths' };
+    expect(await claimed('wide', poolRef, { prefixLength: 20 })).toBe('10.20.0.0/20');
+    expect(await claimed('narrow', poolRef, { prefixLength: 24 })).toBe('10.20.16.0/24');
+    const map = await eventually(async () => {
+      const answer = await occupancy('ipprefixpools/lengths/occupancy?buckets=16');
+      expect(heldOf(answer.buckets)).toBe(17n); // a /20 is 16 /24s
+      return answer;
+    });
+    expect(map).toMatchObject({ within: '10.20.0.0/16', bucketSize: '16' });
+    expect(map.buckets[0]).toMatchObject({ within: '10.20.0.0/20', held: '16' });
+    expect(map.buckets[1]).toMatchObject({ within: '10.20.16.0/20', held: '1' });
+  });
+});
+
 describe('bad queries', () => {
   it.each([
     ['ipaddresspools/vpc-main/occupancy?buckets=0', 400, 'BadRequest'],

@@ -111,6 +111,37 @@ describe('the repair sweep', () => {
       await api.post('claims', claim(name, { kind: 'IndexPool', name: 'small' }));
     await api.post('claims', claim('b1', { kind: 'IndexPool', name: 'kept' }));
     await api.post('claims', claim('ip1', { kind: 'IPAddressPool', name: 'ips' }));
+    // A pool of a range of prefix lengths (issue 15): its summaries are member runs and its counts count
+    // objects, which the sweep leaves alone; its claims of several lengths and a user's prefix are bound.
+    expect(
+      (
+        await api.post('ipprefixpools', {
+          metadata: { name: 'lengths' },
+          spec: {
+            prefixes: ['10.8.0.0/16'],
+            allocationPrefixLengths: { min: 20, max: 28, default: 24 },
+          },
+        })
+      ).status,
+    ).toBe(201);
+    for (const [name, prefixLength] of [
+      ['r24', undefined],
+      ['r20', 20],
+      ['r28', 28],
+      ['r26', 26],
+    ] as const) {
+      const spec = prefixLength === undefined ? {} : { prefixLength };
+      const made = await api.post('claims', claim(name, { kind: 'IPPrefixPool', name: 'lengths' }, spec));
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+    }
+    expect(
+      (
+        await api.post('ipprefixes', {
+          metadata: { name: 'lengths-10-8-240-0-22' },
+          spec: { poolRef: { kind: 'IPPrefixPool', name: 'lengths' }, prefix: '10.8.240.0/22' },
+        })
+      ).status,
+    ).toBe(201);
     await api.post('claims', claim('early', { kind: 'IndexPool', name: 'later' }));
     await api.post('claims', claim('pick', { kind: 'IndexPool', name: 'kept' }, { value: 2 }));
     await api.post('indices', {
@@ -139,6 +170,7 @@ describe('the repair sweep', () => {
     expect(new Set(calls.map((call) => call.operation))).toEqual(new Set(['GetItem', 'Query']));
     expect(await violations(ns, ['small', 'kept'])).toEqual([]);
     expect((await api.get('indexpools/wide')).body.status).toMatchObject({ allocated: 0, free: '9' });
+    expect((await api.get('ipprefixpools/lengths')).body.status).toMatchObject({ allocated: 5 });
   });
 
   it('finds and fixes what lost stream records leave behind, then finds nothing', async () => {

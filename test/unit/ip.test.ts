@@ -7,12 +7,12 @@ import type { Segment } from '../../lib/domain/candidates.ts';
 import type { ParsedValue, PoolSpace } from '../../lib/domain/values.ts';
 import {
   checkIPAddressPoolSpec,
-  checkIPPrefixPoolSpec,
   formatAddress,
   ipAddressValues,
   ipPrefixValues,
   type Family,
 } from '../../lib/domain/ip.ts';
+import { checkIPPrefixPoolSpec } from '../../lib/domain/prefix-pools.ts';
 
 function claimSegments(space: PoolSpace, within: unknown, reserved?: unknown): Segment[] {
   const result = space.claimSegments(within, reserved);

@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { ALLOCATION_NAME_MAX, nameProblem, nameRole, valueNamedBy } from '../../lib/domain/names.ts';
+import { ALLOCATION_NAME_MAX, nameProblem } from '../../lib/domain/names.ts';
+import { nameRole, valueNamedBy } from '../../lib/domain/name-roles.ts';
 import { valueKind } from '../../lib/domain/spaces.ts';
 
 const CHARSET =

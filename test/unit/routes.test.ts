@@ -14,8 +14,8 @@ function concrete(
 const label = (route: Route) => `${route.method} ${route.path}`;
 
 describe('the route table', () => {
-  it('serves healthz, openapi.json, five routes per resource, the map of each pool kind and the repair sweep', () => {
-    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 1);
+  it('serves healthz, openapi.json, five routes per resource, the map and the preview of each pool kind and the repair sweep', () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 3 + 1);
     expect(ROUTES.filter((route) => route.operation === 'repair').map(label)).toEqual([
       'POST /v1/namespaces/{namespace}/repair',
     ]);
@@ -45,7 +45,14 @@ describe('the route table', () => {
           .map(label)
           .sort(),
       ).toEqual(
-        [`DELETE ${item}`, `GET ${collection}`, `GET ${item}`, `POST ${collection}`, `PUT ${item}`].sort(),
+        [
+          `DELETE ${item}`,
+          `GET ${collection}`,
+          `GET ${item}`,
+          `POST ${collection}`,
+          `PUT ${item}`,
+          ...(resource.endsWith('pools') ? [`GET ${item}/preview`] : []),
+        ].sort(),
       );
     },
   );

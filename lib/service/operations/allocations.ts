@@ -4,7 +4,8 @@
  */
 import { AlreadyExistsError, BadRequestError, InvalidError } from '../../domain/errors.ts';
 import { API_VERSION, type PoolKindInfo } from '../../domain/kinds.ts';
-import { ALLOCATION_NAME_MAX, nameProblem, nameRole, valueNamedBy } from '../../domain/names.ts';
+import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
+import { nameRole, valueNamedBy } from '../../domain/name-roles.ts';
 import { allocationObject, spaceOf, type ApiObject } from '../../domain/objects.ts';
 import {
   sameData,
@@ -32,6 +33,9 @@ import { allocationKey, nameKey, objectKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
 import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../name-holds.ts';
+import { isRanged } from '../../domain/prefix-pools.ts';
+import { rangedAllocationKey } from '../../store/overlaps.ts';
+import { layoutOf, placeChecked } from '../prefix-check.ts';
 import {
   OperationRequest,
   Reply,
@@ -137,14 +141,34 @@ export async function findAllocation(
     const key = holdKeyOf(namespace, info.kind, info.allocationKind, named);
     const item = await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
     if (item?.t === 'alloc' && item.metadata.name === name) return item;
-    if (item?.t !== 'hold' || item.metadata.name !== name) return undefined;
-    const object = await ctx.table.get<AllocationRecord>(item.target);
-    return object?.t === 'alloc' && object.metadata.uid === item.metadata.uid ? object : undefined;
+    if (item?.t === 'hold' && item.metadata.name === name) {
+      const object = await ctx.table.get<AllocationRecord>(item.target);
+      return object?.t === 'alloc' && object.metadata.uid === item.metadata.uid ? object : undefined;
+    }
+    // A pool of a range of prefix lengths keys its objects by its own layout.
+    const ranged = await rangedKeyOf(ctx, info, namespace, named.pool, named.value);
+    const other = ranged && (await ctx.table.get<AllocationRecord>(ranged));
+    return other && other.t === 'alloc' && other.metadata.name === name ? other : undefined;
   }
   const pointer = await ctx.table.get<{ target: ItemKey }>(nameKey(namespace, info.allocationResource, name));
   if (!pointer) return undefined;
   const item = await ctx.table.get<AllocationRecord>(pointer.target);
   return item?.t === 'alloc' && item.metadata.name === name ? item : undefined;
+}
+
+/** The key of `value` in a pool of a range of prefix lengths, when the pool is one. */
+async function rangedKeyOf(
+  ctx: ClaimContext,
+  info: PoolKindInfo,
+  namespace: string,
+  poolName: string,
+  value: ParsedValue,
+): Promise<ItemKey | undefined> {
+  if (info.kind !== 'IPPrefixPool') return undefined;
+  const pool = await poolOf(ctx, namespace, info, poolName);
+  const space = pool && spaceOf(pool);
+  if (!space || !isRanged(space) || !space.fits(value)) return undefined;
+  return rangedAllocationKey({ namespace, kind: info.kind, name: poolName }, layoutOf(space), value);
 }
 
 export async function poolOf(ctx: ClaimContext, namespace: string, info: PoolKindInfo, name: string) {
@@ -174,7 +198,11 @@ export async function createAllocation(
     metadata: newMetadata(allocationName, namespace, checked.metadata.labels, checked.metadata.annotations),
   };
   const poolId = { namespace, kind: info.kind, name: record.spec.poolRef.name };
-  const key = allocationKey(poolId, info.allocationKind, checked.value);
+  const space = pool && spaceOf(pool);
+  const layout = space && isRanged(space) ? layoutOf(space) : undefined;
+  const key = layout
+    ? rangedAllocationKey(poolId, layout, checked.value)
+    : allocationKey(poolId, info.allocationKind, checked.value);
   const role = nameRole(info.allocationKind, allocationName, poolId.name, checked.value);
   const custom = role.role === 'custom';
   const exists = () =>
@@ -201,7 +229,24 @@ export async function createAllocation(
       ).about(info.allocationKind, allocationName);
     }
   }
-  const placed = await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
+  // A pool of a range of lengths: W, then R for overlap (service/prefix-check.ts).
+  const placement = layout
+    ? await placeChecked(ctx, poolId, layout, checked.value, record, info.allocationResource)
+    : undefined;
+  if (placement?.kind === 'overlaps') {
+    if (holdKey) await ctx.table.holds.release(holdKey, record.metadata.uid);
+    if (custom) await ctx.table.deleteName(nameKey(namespace, info.allocationResource, allocationName), key);
+    const other =
+      placement.other.metadata.uid === record.metadata.uid
+        ? 'another allocation object'
+        : `${info.allocationKind} "${placement.other.metadata.name}" (${placement.other.value})`;
+    throw new AlreadyExistsError(
+      `${checked.value.value} of ${info.kind} ${poolId.name} overlaps ${other}`,
+    ).about(info.allocationKind, allocationName);
+  }
+  const placed = placement
+    ? placement.kind === 'placed'
+    : await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
   const holder = placed ? undefined : await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
   // A retried put whose first attempt landed (its answer lost) finds this very object: it is created.
   if (!placed && holder?.metadata.uid !== record.metadata.uid) {
@@ -255,6 +300,9 @@ export async function replaceAllocation(
       // A bound uid is the server's to change (bind, reclaim); a replace keeps it.
       spec: { ...checked.record.spec, ...(before?.uid && after ? { claimRef: before } : {}) },
       origin: current.origin,
+      // What the overlap check wrote stays (a pool of a range of prefix lengths).
+      ...(current.finest === undefined ? {} : { finest: current.finest }),
+      ...(current.unchecked === undefined ? {} : { unchecked: current.unchecked }),
       metadata: {
         ...current.metadata,
         labels: checked.metadata.labels,

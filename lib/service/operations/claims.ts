@@ -2,8 +2,8 @@
  * Claim operations (api.md, "Claim"): a claim's POST or PUT allocates before it answers (service/decide.ts
  * decides the value); DELETE releases it, and the stream function applies the reclaim policy.
  */
-import { AlreadyExistsError } from '../../domain/errors.ts';
-import { API_VERSION, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
+import { AlreadyExistsError, ClaimInUseError } from '../../domain/errors.ts';
+import { API_VERSION, poolInfoByResource, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
 import { claimObject, condition, spaceOf, timestamp } from '../../domain/objects.ts';
 import {
   sameData,
@@ -15,6 +15,7 @@ import {
 import { valueKind } from '../../domain/spaces.ts';
 import { parseRange } from '../../domain/ranges.ts';
 import { parsePrefix } from '../../domain/ip.ts';
+import { claimSpace } from '../../domain/prefix-pools.ts';
 
 import {
   Causes,
@@ -98,6 +99,14 @@ export function checkClaimBody(namespace: string, body: JsonObject, name?: strin
       } else if (info) causes.add('spec.reserved', 'applies to IPAddressPool only');
       else claimSpec.reserved = spec.reserved.map(String);
     }
+    if (spec.prefixLength !== undefined) {
+      const length = spec.prefixLength;
+      if (typeof length !== 'number' || !Number.isInteger(length) || length < 1 || length > 128)
+        causes.add('spec.prefixLength', 'must be an integer prefix length 1..128');
+      else if (info && info.kind !== 'IPPrefixPool')
+        causes.add('spec.prefixLength', 'applies to IPPrefixPool only');
+      else claimSpec.prefixLength = length;
+    }
     const owner = ownerRef(spec.owner, 'spec.owner', causes);
     if (owner) claimSpec.owner = owner;
   }
@@ -113,13 +122,17 @@ export function withinProblem(kind: PoolKindInfo['kind'], within: string): strin
 
 /** Checks a claim's `within`, `reserved` and `value` against its pool when the pool exists (422 on misfit). */
 export function checkClaimAgainstPool(spec: ClaimSpec, pool: PoolRecord, name: string): void {
-  const space = spaceOf(pool);
   const causes = new Causes();
-  const restricted = space.claimSegments(spec.within, spec.reserved);
-  if ('causes' in restricted) causes.addAll(restricted.causes);
-  if (spec.value !== undefined) {
-    const value = valueKind(poolKindInfo(pool.kind)!.allocationKind).parse(spec.value);
-    if (value.ok && !space.fits(value.value))
+  const value =
+    spec.value === undefined
+      ? undefined
+      : valueKind(poolKindInfo(pool.kind)!.allocationKind).parse(spec.value);
+  const chosen = claimSpace(spaceOf(pool), spec.prefixLength, value?.ok ? value.value : undefined);
+  if ('causes' in chosen) causes.addAll(chosen.causes);
+  else {
+    const restricted = chosen.space.claimSegments(spec.within, spec.reserved);
+    if ('causes' in restricted) causes.addAll(restricted.causes);
+    if (value?.ok && !chosen.space.fits(value.value))
       causes.add('spec.value', `is not of the pool's address family or prefix length`);
   }
   causes.throwIfAny('Claim', name);
@@ -222,6 +235,7 @@ export function normalizeSpec(spec: ClaimSpec) {
     value: spec.value,
     within: spec.within,
     reserved: spec.reserved,
+    prefixLength: spec.prefixLength,
     owner: spec.owner,
   };
 }
@@ -243,7 +257,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     const now = normalizeSpec(checked.spec);
     if (!sameData(was.poolRef, now.poolRef)) causes.add('spec.poolRef', 'is immutable');
     if (current.phase === 'Allocated') {
-      for (const field of ['value', 'within', 'reserved'] as const) {
+      for (const field of ['value', 'within', 'reserved', 'prefixLength'] as const) {
         if (!sameData(was[field], now[field])) {
           causes.add(
             `spec.${field}`,
@@ -313,6 +327,14 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   const key = claimKeyOf(namespace, name);
   const current = await ctx.table.get<ClaimRecord>(key);
   if (current?.t !== 'claim') throw notFound('claims', name);
+  // A pool carved from the claim's value keeps it (api.md, "Pools"): delete that pool first.
+  const [carving] = await ctx.table.carvings.of(namespace, name, 1);
+  if (carving) {
+    const kind = poolInfoByResource(carving.resource)?.kind ?? carving.resource;
+    throw new ClaimInUseError(
+      `Claim "${name}" is the prefixesFrom of ${kind} "${carving.pool}"; delete that pool first`,
+    ).about('Claim', name);
+  }
   // The reclaim policy is applied by the stream function from this delete's REMOVE record.
   const deleted =
     (await ctx.table.deleteItem<ClaimRecord>(key, { uid: current.metadata.uid })) ??

@@ -2,7 +2,9 @@
  * Pool operations (api.md, "Pools"): create, replace (spec changes; reclaimPolicy and kind are fixed)
  * and delete (409 PoolInUse while allocation objects exist, unless ?cascade=true).
  */
-import { AlreadyExistsError, PoolInUseError } from '../../domain/errors.ts';
+import { AlreadyExistsError, InvalidError, PoolInUseError } from '../../domain/errors.ts';
+import { sourceClaimOf } from '../../domain/carving.ts';
+import { prefixesOfClaim, readSourceClaim } from '../carving.ts';
 import { type PoolKindInfo } from '../../domain/kinds.ts';
 import { poolObject } from '../../domain/objects.ts';
 import { sameData, type PoolRecord } from '../../domain/records.ts';
@@ -86,11 +88,34 @@ export async function createPool(
   const key = objectKey(namespace, info.resource, record.metadata.name);
   // The repair sweep finds namespaces in this registry (no Scan); before the pool, so none is missed.
   await new RepairStore(ctx.table).registerNamespace(namespace);
+  // Objects made before their pool are keyed as a pool of one length's; a pool of a range of lengths,
+  // whose overlap check could not see them, starts without any.
+  if (
+    record.spec.allocationPrefixLengths !== undefined &&
+    (await ctx.table.poolHasAllocations(namespace, info.allocationResource, record.metadata.name))
+  ) {
+    throw InvalidError.field(
+      'spec.allocationPrefixLengths',
+      `IPPrefix objects already name pool ${record.metadata.name}; delete them first (a pool of a range of lengths starts empty)`,
+    ).about(info.kind, record.metadata.name);
+  }
+  // Carved from a claim: the carving item first (so the claim's DELETE and the stream see the pool),
+  // then the claim's value, then the pool (service/carving.ts).
+  const source = sourceClaimOf(record.spec);
+  const carving = { resource: info.resource, pool: record.metadata.name };
+  if (source !== undefined) {
+    await ctx.table.carvings.put(namespace, source, carving);
+    const carved = prefixesOfClaim(await readSourceClaim(ctx, namespace, source));
+    if (carved) record.carved = carved;
+  }
   try {
     await ctx.table.createObject(key, record);
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
     if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
+      const existing = await ctx.table.get<PoolRecord>(key);
+      if (source !== undefined && (existing?.t !== 'pool' || sourceClaimOf(existing.spec) !== source))
+        await ctx.table.carvings.delete(namespace, source, carving);
       throw new AlreadyExistsError(`${info.kind} "${record.metadata.name}" already exists`).about(
         info.kind,
         record.metadata.name,
@@ -136,6 +161,24 @@ export async function replacePool(
         `is immutable (${String(current.spec.allocationPrefixLength)})`,
       );
     }
+    if (
+      info.kind === 'IPPrefixPool' &&
+      JSON.stringify(checked.spec.allocationPrefixLengths) !==
+        JSON.stringify(current.spec.allocationPrefixLengths)
+    ) {
+      causes.add(
+        'spec.allocationPrefixLengths',
+        `is immutable (${JSON.stringify(current.spec.allocationPrefixLengths ?? null)})`,
+      );
+    }
+    if (JSON.stringify(checked.spec.prefixesFrom) !== JSON.stringify(current.spec.prefixesFrom)) {
+      causes.add(
+        'spec.prefixesFrom',
+        current.spec.prefixesFrom === undefined
+          ? 'cannot be given to a pool with its own prefixes'
+          : `is immutable (${JSON.stringify(current.spec.prefixesFrom)})`,
+      );
+    }
     causes.throwIfAny(info.kind, name);
     const specChanged = !samePoolSpec(checked.spec, current.spec);
     const record: PoolRecord = {
@@ -151,6 +194,7 @@ export async function replacePool(
       rv: current.rv + 1,
     };
     if (current.counts) record.counts = current.counts;
+    if (current.carved) record.carved = current.carved;
     try {
       await ctx.table.replaceObject(key, record, current.rv);
       return { statusCode: 200, body: poolObject(record) };
@@ -198,5 +242,9 @@ export async function deletePool(
     (await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid })) ??
     (await goneSinceRead(ctx, key, pool));
   if (!deleted) throw notFound(info.resource, name);
+  // Its source claim may be released now (it stays as it was).
+  const source = sourceClaimOf(deleted.spec);
+  if (source !== undefined)
+    await ctx.table.carvings.delete(namespace, source, { resource: info.resource, pool: name });
   return { statusCode: 200, body: poolObject(deleted) };
 }
