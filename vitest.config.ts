@@ -10,6 +10,7 @@ const DYNAMODB_LOCAL_ONLY = ['test/dynamodb-local/**/*.test.ts'];
 const BOTH_STORES = [
   'test/integration/**/*.test.ts',
   'test/faults/stream-delivery.test.ts',
+  'test/faults/crash.test.ts',
   'test/model/concurrency.test.ts',
 ];
 
