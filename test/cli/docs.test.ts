@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startTestAllot } from '../helpers/allot.ts';
 import { run } from '../../lib/cli/main.ts';
+import { consoleSessions, maskRunVariance } from '../helpers/doc-sessions.ts';
 
 const PROMPT = '$ npx allot ';
 
@@ -18,40 +19,14 @@ function markdownFiles(): string[] {
   return ['README.md', ...docs, ...pools].filter((file) => file.endsWith('.md'));
 }
 
-interface Session {
-  /** Line index of the block's first line (after the fence). */
-  start: number;
-  end: number;
-  commands: { argv: string[]; line: string; expected: string[] }[];
-}
-
 /** Console blocks made only of `$ npx allot` commands and their output. */
-function sessions(lines: string[]): Session[] {
-  const found: Session[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== '```console') continue;
-    const end = lines.indexOf('```', i + 1);
-    const body = lines.slice(i + 1, end);
-    const prompts = body.filter((line) => line.startsWith('$ '));
-    if (prompts.length > 0 && prompts.every((line) => line.startsWith(PROMPT))) {
-      const commands: Session['commands'] = [];
-      for (const line of body) {
-        if (line.startsWith(PROMPT)) {
-          commands.push({ line, argv: line.slice(PROMPT.length).split(/\s+/).filter(Boolean), expected: [] });
-        } else commands.at(-1)?.expected.push(line);
-      }
-      found.push({ start: i + 1, end, commands });
-    }
-    i = end;
-  }
-  return found;
-}
+const sessions = (lines: string[]) =>
+  consoleSessions(lines, PROMPT, {
+    takes: (prompts) => prompts.length > 0 && prompts.every((line) => line.startsWith(PROMPT)),
+    argvOf: (line) => line.slice(PROMPT.length).split(/\s+/).filter(Boolean),
+  });
 
-/** What differs from run to run: timestamps and uids. */
-const mask = (text: string) =>
-  text
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uid>');
+const mask = maskRunVariance;
 
 const files = markdownFiles().filter((file) => sessions(readFileSync(file, 'utf8').split('\n')).length > 0);
 

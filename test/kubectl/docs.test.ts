@@ -8,17 +8,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startTestAllot } from '../helpers/allot.ts';
 import { haveKubectl, kubectlFor, requireKubectl } from './support.ts';
+import { consoleSessions, maskRunVariance } from '../helpers/doc-sessions.ts';
 
 requireKubectl('test/kubectl/docs.test.ts');
 
 const FILE = 'docs/kubectl.md';
 const PROMPT = '$ kubectl ';
-
-interface Session {
-  start: number;
-  end: number;
-  commands: { line: string; argv: string[]; expected: string[] }[];
-}
 
 /** A command line's words, as a shell splits them: single quotes keep spaces and braces, and go. */
 function words(line: string): string[] {
@@ -38,31 +33,15 @@ function words(line: string): string[] {
   return found;
 }
 
-function sessions(lines: string[]): Session[] {
-  const found: Session[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== '```console') continue;
-    const end = lines.indexOf('```', i + 1);
-    const body = lines.slice(i + 1, end);
-    if (body.some((line) => line.startsWith(PROMPT))) {
-      const commands: Session['commands'] = [];
-      for (const line of body) {
-        if (line.startsWith(PROMPT)) commands.push({ line, argv: words(line).slice(2), expected: [] });
-        else commands.at(-1)?.expected.push(line);
-      }
-      found.push({ start: i + 1, end, commands });
-    }
-    i = end;
-  }
-  return found;
-}
+/** Console blocks with a `$ kubectl` command, and their output. */
+const sessions = (lines: string[]) =>
+  consoleSessions(lines, PROMPT, {
+    takes: (prompts) => prompts.some((line) => line.startsWith(PROMPT)),
+    argvOf: (line) => words(line).slice(2),
+  });
 
 /** What differs from run to run: timestamps, uids, ages in the AGE column. */
-const mask = (text: string) =>
-  text
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uid>')
-    .replace(/ {3}\d+[smhdy](\d+[smh])?$/gm, '   <age>');
+const mask = (text: string) => maskRunVariance(text).replace(/ {3}\d+[smhdy](\d+[smh])?$/gm, '   <age>');
 
 describe.runIf(haveKubectl)('docs/kubectl.md shows what kubectl prints', () => {
   it('has sessions for the seed, tables, apply, validation and the Retain rebind', () => {
