@@ -16,10 +16,13 @@ export interface ClaimContext {
   /** Per pool, the slots this instance took last (see rememberTaken). */
   recentlyTaken?: Map<string, bigint[]>;
   /**
-   * Per pool of a range of prefix lengths, the runs of finest slots this instance took last: the
-   * summaries may not show them yet (prefix-search.ts).
+   * Per pool of a range of prefix lengths, the runs of finest slots this instance took last (while the
+   * pool's counts epoch stays): the summaries may not show them yet (prefix-search.ts).
    */
-  recentRuns?: Map<string, { first: bigint; last: bigint }[]>;
+  recentRuns?: Map<
+    string,
+    { epoch: string | undefined; runs: { first: bigint; last: bigint; at: number }[] }
+  >;
   /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
   contendedUntil?: Map<string, { until: number; spell: number }>;
   /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */

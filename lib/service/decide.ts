@@ -351,6 +351,9 @@ function rangedParts(
     newAllocation: (value) => newAllocation(claim, pool, value, now),
     summarised: summarised(pool),
     hint: hintOf(pool),
+    frontier: (length) => ctx.frontiers?.get(frontierKey(pool, length)),
+    epoch: summarised(pool) ? pool.counts?.epoch : undefined,
+    rememberFrontier: (length, after) => rememberFrontier(ctx, pool, after, length),
     contended: isContended(ctx, pool),
     markContended: () => markContended(ctx, pool),
   };
@@ -445,9 +448,13 @@ export function summarised(pool: PoolRecord): boolean {
   return pool.counts !== undefined && pool.counts.generation === pool.metadata.generation;
 }
 
-/** The memory is good until values may have been freed (a new epoch) or the spec changes. */
-function frontierKey(pool: PoolRecord): string {
-  return `${pool.metadata.uid}/${pool.metadata.generation}/${pool.counts?.epoch ?? pool.counts?.revision ?? '-'}`;
+/**
+ * The memory is good until values may have been freed (a new epoch) or the spec changes; a pool of a
+ * range of prefix lengths keeps one per length.
+ */
+function frontierKey(pool: PoolRecord, length?: number): string {
+  const key = `${pool.metadata.uid}/${pool.metadata.generation}/${pool.counts?.epoch ?? pool.counts?.revision ?? '-'}`;
+  return length === undefined ? key : `${key}/${length}`;
 }
 
 function searchStart(ctx: ClaimContext, pool: PoolRecord): bigint {
@@ -472,9 +479,9 @@ function rememberTaken(ctx: ClaimContext, pool: PoolRecord, slot: bigint): void 
 }
 
 /** Everything from the hint up to `after` was held when this instance looked: start past it next time. */
-function rememberFrontier(ctx: ClaimContext, pool: PoolRecord, after: bigint): void {
+function rememberFrontier(ctx: ClaimContext, pool: PoolRecord, after: bigint, length?: number): void {
   const frontiers = (ctx.frontiers ??= new Map());
-  const key = frontierKey(pool);
+  const key = frontierKey(pool, length);
   if ((frontiers.get(key) ?? -1n) >= after) return;
   if (frontiers.size > 10_000) frontiers.clear();
   frontiers.set(key, after);

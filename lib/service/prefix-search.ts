@@ -37,6 +37,11 @@ export interface RangedParts<Outcome> {
   summarised: boolean;
   /** The pool's hint: the lowest position, in finest slots, that may be free. */
   hint: bigint;
+  /** Past what this instance found held among the candidates of `length` (as for a pool of one length). */
+  frontier(length: number): bigint | undefined;
+  /** The pool's counts epoch (new once values may have been freed); undefined before its first count. */
+  epoch: string | undefined;
+  rememberFrontier(length: number, after: bigint): void;
   contended: boolean;
   markContended(): void;
 }
@@ -108,27 +113,38 @@ export async function decideRanged<Outcome>(
   }
 
   const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
-  const from = unrestricted ? startOrdinal(space, restricted.segments, length, parts.hint) : 0n;
+  const spread = parts.contended && unrestricted;
+  const hinted = unrestricted ? startOrdinal(space, restricted.segments, length, parts.hint) : 0n;
+  const frontier = unrestricted && !spread ? parts.frontier(length) : undefined;
+  const from = frontier !== undefined && frontier > hinted ? frontier : hinted;
   let collisions = 0;
   let raced = false;
-  const recent = recentRunsOf(ctx, pool);
-  const found = await searchRuns(ctx, poolId, space, length, restricted.segments, from, {
-    known: recent,
-    summarised: parts.summarised,
-    random: ctx.random ?? Math.random,
-    spread: parts.contended && unrestricted,
-    pick: async (value) => {
-      const result = await place(value, raced);
-      if (result.kind === 'placed') return { placed: true };
-      collisions++;
-      raced = collisions >= RACING_EVIDENCE;
-      return { placed: false, held: result.kind === 'overlaps' ? result.other : undefined };
-    },
-  });
+  const recent = recentRunsOf(ctx, pool, parts.epoch);
+  const search = (start: bigint) =>
+    searchRuns(ctx, poolId, space, length, restricted.segments, start, {
+      known: recent,
+      summarised: parts.summarised,
+      random: ctx.random ?? Math.random,
+      spread,
+      pick: async (value) => {
+        const result = await place(value, raced);
+        if (result.kind === 'placed') return { placed: true };
+        collisions++;
+        raced = collisions >= RACING_EVIDENCE;
+        return { placed: false, held: result.kind === 'overlaps' ? result.other : undefined };
+      },
+    });
+  // What this instance found held below its frontier may have been freed since, the stream not yet
+  // having said so (a new epoch): once more from the hint before the claim waits.
+  const found = (await search(from)) || (from > hinted && (await search(hinted)));
   if (raced) parts.markContended();
   if (found && placed) {
     const value = ipPrefixValues.parse(placed.record.value);
-    if (value.ok) rememberRun(recent, finestRun(value.value, layout.max));
+    if (value.ok) rememberRun(ctx, pool, parts.epoch, finestRun(value.value, layout.max));
+    // A search in order from the hint found everything before its pick held: start past it next time.
+    const ordinal = value.ok ? ordinalOf(restricted.segments, value.value.slot) : undefined;
+    if (unrestricted && !spread && collisions === 0 && ordinal !== undefined)
+      parts.rememberFrontier(length, ordinal + 1n);
   }
   if (!found || !placed) {
     const what = unrestricted
@@ -147,20 +163,33 @@ function startOrdinal(space: PoolSpace, segments: readonly Segment[], length: nu
   return ordinalOf(segments, finest >> shift) ?? 0n;
 }
 
-/** What this instance took last in a pool: runs the summaries may not show yet. */
+/**
+ * What this instance took last in a pool: runs the summaries may not show yet. Forgotten when the
+ * pool's counts show values freed (a new epoch), so a run this instance took and its claim released is
+ * tried again. Runs taken before the pool's first count are kept across it (it frees nothing, and the
+ * summaries lag most then), but no run longer than the summaries may lag: one freed before that count
+ * is hidden from this instance for that long at most.
+ */
 const RECENT_RUNS = 256;
+const RECENT_RUN_MS = 10_000;
 
-function recentRunsOf(ctx: ClaimContext, pool: PoolRecord): Segment[] {
-  const pools = (ctx.recentRuns ??= new Map());
-  if (pools.size > 10_000) pools.clear();
-  let runs = pools.get(pool.metadata.uid);
-  if (!runs) pools.set(pool.metadata.uid, (runs = []));
-  return runs;
+function recentRunsOf(ctx: ClaimContext, pool: PoolRecord, epoch: string | undefined): Segment[] {
+  const memory = ctx.recentRuns?.get(pool.metadata.uid);
+  if (!memory) return [];
+  if (memory.epoch !== undefined && epoch !== undefined && memory.epoch !== epoch) memory.runs.length = 0;
+  memory.epoch ??= epoch;
+  const since = Date.now() - RECENT_RUN_MS;
+  while (memory.runs.length > 0 && memory.runs[0]!.at < since) memory.runs.shift();
+  return memory.runs;
 }
 
-function rememberRun(runs: Segment[], run: Segment): void {
-  runs.push(run);
-  if (runs.length > RECENT_RUNS) runs.shift();
+function rememberRun(ctx: ClaimContext, pool: PoolRecord, epoch: string | undefined, run: Segment): void {
+  const pools = (ctx.recentRuns ??= new Map());
+  if (pools.size > 10_000) pools.clear();
+  let memory = pools.get(pool.metadata.uid);
+  if (!memory) pools.set(pool.metadata.uid, (memory = { epoch, runs: [] }));
+  memory.runs.push({ ...run, at: Date.now() });
+  if (memory.runs.length > RECENT_RUNS) memory.runs.shift();
 }
 
 interface SearchOptions {

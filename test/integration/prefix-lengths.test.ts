@@ -138,6 +138,32 @@ describe('allocation by length', () => {
     );
   });
 
+  it('a lone caller takes each length in order, and a prefix freed below where it got to again', async () => {
+    const lengths = { min: 26, max: 28, default: 26 };
+    expect((await api.post('ipprefixpools', lengthsPool('ordered', ['10.1.0.0/24'], lengths))).status).toBe(
+      201,
+    );
+    // Counted once first, so this caller's memory of what it takes has an epoch for frees to end.
+    const values = [(await claimed('o0', 'ordered')).status.value];
+    await eventually(async () =>
+      expect((await api.get('ipprefixpools/ordered')).body.status.allocated).toBe(1),
+    );
+    for (let i = 1; i < 4; i++) values.push((await claimed(`o${i}`, 'ordered')).status.value);
+    expect(values).toEqual(['10.1.0.0/26', '10.1.0.64/26', '10.1.0.128/26', '10.1.0.192/26']);
+    const late = await claimed('o4', 'ordered');
+    expect(late.status.conditions[0].reason).toBe('PoolExhausted');
+    expect((await api.delete('claims/o1')).status).toBe(200);
+    await eventually(async () => expect((await api.get('claims/o4')).body.status.value).toBe('10.1.0.64/26'));
+    expect((await api.delete('claims/o2')).status).toBe(200);
+    // Once the summaries show it free, this caller's memory of having taken it must not hide it.
+    await eventually(async () =>
+      expect((await api.get('ipprefixpools/ordered/preview?prefixLength=28')).body.values).toEqual([
+        '10.1.0.128/28',
+      ]),
+    );
+    expect((await claimed('o5', 'ordered', { prefixLength: 28 })).status.value).toBe('10.1.0.128/28');
+  });
+
   it('a specific prefix that overlaps a held one waits (ValueTaken); a user’s overlapping IPPrefix is refused (409)', async () => {
     const waiting = await claimed('inside', 'region', { value: '10.0.4.0/24' });
     expect(waiting.status.conditions[0]).toMatchObject({ status: 'False', reason: 'ValueTaken' });
