@@ -1,11 +1,14 @@
 /**
- * `npm run bench [-- --store dynamodb-local]`: the whole benchmark on dynalite (bench/run.ts), or its
- * efficiency rows on DynamoDB Local (bench/dynamodb-local.ts); then the README's section from the results.
+ * `npm run bench [-- --store dynamodb-local]`: the whole benchmark on dynalite (bench/run.ts, then the
+ * rows of prefix pools of a range of lengths, bench/prefix-lengths.ts), or its efficiency rows on
+ * DynamoDB Local (bench/dynamodb-local.ts); then the README's section from the results.
  */
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({ options: { store: { type: 'string', default: 'dynalite' } } });
-if (values.store === 'dynalite') await import('./run.ts');
-else if (values.store === 'dynamodb-local') await import('./dynamodb-local.ts');
+if (values.store === 'dynalite') {
+  await import('./run.ts');
+  await import('./prefix-lengths.ts');
+} else if (values.store === 'dynamodb-local') await import('./dynamodb-local.ts');
 else throw new Error(`--store ${values.store}: dynalite or dynamodb-local`);
 await import('./readme.ts');

@@ -1,7 +1,7 @@
 /**
- * The benchmark rows of issue 15 (`npx tsx bench/prefix-lengths.ts`, apart from `npm run bench`, so it
- * runs alone): claims on an IPPrefixPool of a range of lengths (a /8 of /16../28), through the real
- * claim handler against the embedded dynalite, every DynamoDB request counted per claim by the same
+ * The benchmark rows of issue 15 (part of `npm run bench`, after bench/run.ts; alone:
+ * `npx tsx bench/prefix-lengths.ts [fill|concurrent]`): claims on an IPPrefixPool of a range of lengths
+ * (a /8 of /16../28), through the real claim handler against the embedded dynalite, every DynamoDB request counted per claim by the same
  * middleware as bench/run.ts.
  *
  * - A /24 claim at 0 / 50 / 99 % fill: the pool is filled by real claims of mixed lengths (/16, /20, /24,
@@ -130,7 +130,7 @@ const FILLS: { fill: number; plan: [length: number, count: number][] }[] = [
 
 const rows: Record<string, unknown>[] = [];
 // `npx tsx bench/prefix-lengths.ts fill` or `… concurrent` runs one part only.
-const only = process.argv[2];
+const only = ['fill', 'concurrent'].includes(process.argv[2] ?? '') ? process.argv[2] : undefined;
 const filler = startInstance(store.endpoint, tableName, 'claim');
 for (const { fill, plan } of only === 'concurrent' ? [] : FILLS) {
   const pool = new Pool(`fill-${Math.round(fill * 100)}`);

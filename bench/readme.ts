@@ -187,6 +187,28 @@ function table(header: string[], body: string[][]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
+/** The rows of prefix pools of a range of lengths, from bench/prefix-results.json (bench/prefix-lengths.ts). */
+interface PrefixRow {
+  scenario: string;
+  claims: number;
+  allocated: number;
+  requests: Figure & { max: number };
+  units: Figure;
+  conditionalFailuresPerClaim: number;
+  overlaps: number;
+}
+const prefixFile = new URL('./prefix-results.json', import.meta.url);
+const prefixRows = existsSync(prefixFile)
+  ? (JSON.parse(readFileSync(prefixFile, 'utf8')) as { rows: PrefixRow[] }).rows.map((row) => [
+      row.scenario.replace(/, 1 client$/, ''),
+      `${row.requests.median} / ${row.requests.p99} (${row.requests.max})`,
+      `${row.units.median} / ${row.units.p99}`,
+      `${row.allocated} of ${row.claims}`,
+      `${row.conditionalFailuresPerClaim} / ${row.overlaps}`,
+      `median ≤ 7, p99 ≤ 14, 0 overlaps ${mark(row.requests.median <= 7 && row.requests.p99 <= 14 && row.overlaps === 0)}`,
+    ])
+  : [];
+
 const section = [
   '<!-- bench:start (generated from bench/results.json by bench/readme.ts) -->',
   '',
@@ -203,6 +225,24 @@ const section = [
     : []),
   table(['figure', 'measured', 'target'], figures),
   '',
+  ...(prefixRows.length > 0
+    ? [
+        'Prefix pools of a range of lengths (a /8 of /16../28; bench/prefix-lengths.ts, every request of a claim counted as above):',
+        '',
+        table(
+          [
+            'scenario',
+            'requests median / p99 (max)',
+            'capacity units',
+            'allocated',
+            'failed cond. writes per claim / overlaps',
+            'target',
+          ],
+          prefixRows,
+        ),
+        '',
+      ]
+    : []),
   ...(byStore.length > 0
     ? [
         "The efficiency rows on both stores (`npm run bench -- --store dynamodb-local` for DynamoDB Local), each with its own store's raw conditional puts:",

@@ -52,8 +52,13 @@ const RACING_EVIDENCE = 1;
 const MAX_LOST_PICKS = 64;
 /** Free candidates, lowest first, that a contended search picks among at random. */
 const SPREAD_WINDOW = 64;
-/** Groups a contended search chooses its first among, at random, so concurrent callers spread out. */
-const SPREAD_GROUPS = 64;
+/**
+ * Groups a contended search chooses its first among, at random, so concurrent callers spread out. With
+ * 32 callers and summaries a few dozen claims behind, 64 left one claim in 100 losing twice (15 requests
+ * or more); 128 halves that (bench/prefix-lengths.ts). Wider still would scatter small prefixes over
+ * more of the pool, leaving less room for large ones.
+ */
+const SPREAD_GROUPS = 128;
 
 export async function decideRanged<Outcome>(
   ctx: ClaimContext,
