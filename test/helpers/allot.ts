@@ -87,8 +87,14 @@ export function client(baseUrl: string | (() => string), namespace = 'default') 
   };
 }
 
+/**
+ * How long a stream effect may take: DynamoDB Local's change feed is polled, and slower than the
+ * embedded store's under a whole suite's load (a 5 s bound there failed once in a clean-clone run).
+ */
+const STREAM_PATIENCE_MS = process.env.ALLOT_STORE === 'dynamodb-local' ? 15_000 : 5_000;
+
 /** Polls until `check` passes or `ms` elapse (stream effects are asynchronous by design). */
-export async function eventually<T>(check: () => Promise<T>, ms = 5000): Promise<T> {
+export async function eventually<T>(check: () => Promise<T>, ms = STREAM_PATIENCE_MS): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
