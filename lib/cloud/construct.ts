@@ -101,7 +101,7 @@ export interface AllotServiceProps {
   readonly repairInterval?: Duration;
 }
 
-/** CloudWatch namespace of the functions' EMF metrics (functions/observability.ts). */
+/** CloudWatch namespace of the functions' EMF metrics (functions/metrics.ts). */
 export const METRICS_NAMESPACE = 'Allot';
 
 /**
@@ -343,7 +343,7 @@ export class AllotService extends Construct {
     });
   }
 
-  /** One of the functions' EMF metrics (functions/observability.ts). */
+  /** One of the functions' EMF metrics (functions/metrics.ts). */
   public metric(name: string, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
