@@ -534,7 +534,7 @@ export class AllotService extends Construct {
         minify: true,
         sourceMap: true,
         // Everything is bundled, the AWS SDK included: the deployed functions run the SDK version the
-        // tests ran (pinned), not whatever the runtime ships. It costs about 240 KB per bundle, within
+        // tests ran (pinned), not whatever the runtime ships. It costs about 220 KB per bundle, within
         // the 500 KB budget (lib/cloud/functions.ts), with the credential chain cut to the links that
         // can apply in Lambda (functions/lambda-credentials.ts says which, and why).
         externalModules: [],

@@ -106,6 +106,19 @@ describe('the bundles', () => {
   });
 });
 
+describe('each bundle', () => {
+  it('loads in a fresh Node process with nothing but its entry, and exports its handler', async () => {
+    for (const { name, file } of bundles) {
+      const script = `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(typeof m.handler);`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+        env: { PATH: process.env.PATH ?? '', AWS_REGION: VERIFIER_REGION },
+        timeout: 60_000,
+      });
+      expect({ name, handler: stdout.trim() }).toEqual({ name, handler: 'function' });
+    }
+  });
+});
+
 describe('the api bundle, run as Lambda runs it', () => {
   let dynamodb: Verifier;
   const list = httpEvent('GET', '/v1/namespaces/default/indexpools');
