@@ -1,13 +1,17 @@
 /**
  * Scenario 6: each Lambda bundle as the CDK app builds it (`cdk synth`, local esbuild), its size, and its
  * cold-start module load time: the import of the built bundle in a fresh Node process.
+ *
+ * `npx tsx bench/bundles.ts` measures the sizes alone (one synth, no cold loads) and fails when a bundle
+ * is over the budget (BUNDLE_BUDGET_BYTES).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { BUNDLE_BUDGET_BYTES } from '../lib/cloud/functions.ts';
 import { median, round } from './measure.ts';
 
 const run = promisify(execFile);
@@ -62,22 +66,30 @@ function nameOf(logicalId: string, handler: string | undefined): string {
   return match ? match[1]!.toLowerCase() : (handler ?? logicalId);
 }
 
+/** The functions a synth wrote: each one's name, logical id, template resource and bundle file. */
+function functionsOf(dir: string) {
+  const templateFile = readdirSync(dir).find((file) => file.endsWith('.template.json'));
+  if (!templateFile) throw new Error(`cdk synth wrote no template into ${dir}`);
+  const template = JSON.parse(readFileSync(join(dir, templateFile), 'utf8')) as {
+    Resources: Record<string, TemplateResource>;
+  };
+  return Object.entries(template.Resources)
+    .flatMap(([logicalId, resource]) => {
+      const assetPath = resource.Metadata?.['aws:asset:path'];
+      if (resource.Type !== 'AWS::Lambda::Function' || typeof assetPath !== 'string') return [];
+      const name = nameOf(logicalId, resource.Properties?.Handler);
+      return [{ name, logicalId, resource, file: join(dir, assetPath, 'index.mjs') }];
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
 export async function measureBundles(
   root: string,
 ): Promise<{ bundles: BundleResult[]; synthSeconds: number }> {
   const { dir, seconds } = await synth(root);
   try {
-    const templateFile = readdirSync(dir).find((file) => file.endsWith('.template.json'));
-    if (!templateFile) throw new Error(`cdk synth wrote no template into ${dir}`);
-    const template = JSON.parse(readFileSync(join(dir, templateFile), 'utf8')) as {
-      Resources: Record<string, TemplateResource>;
-    };
     const bundles: BundleResult[] = [];
-    for (const [logicalId, resource] of Object.entries(template.Resources)) {
-      if (resource.Type !== 'AWS::Lambda::Function') continue;
-      const assetPath = resource.Metadata?.['aws:asset:path'];
-      if (typeof assetPath !== 'string') continue;
-      const file = join(dir, assetPath, 'index.mjs');
+    for (const { name, logicalId, resource, file } of functionsOf(dir)) {
       // The deployed environment, with plain values for the references CloudFormation resolves.
       const deployed: Record<string, string> = { AWS_REGION: 'us-east-1' };
       for (const [key, value] of Object.entries(resource.Properties?.Environment?.Variables ?? {}))
@@ -91,7 +103,7 @@ export async function measureBundles(
       }
       const mapFile = `${file}.map`;
       bundles.push({
-        name: nameOf(logicalId, resource.Properties?.Handler),
+        name,
         logicalId,
         bytes: statSync(file).size,
         coldLoadMs: round(median(samples), 1),
@@ -100,11 +112,31 @@ export async function measureBundles(
         sourceMapBytes: safeSize(mapFile),
       });
     }
-    bundles.sort((a, b) => a.name.localeCompare(b.name));
     return { bundles, synthSeconds: round(seconds, 1) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Each bundle's size, from one synth, printed; throws when one is over the budget. */
+export async function checkBundleSizes(root: string): Promise<{ name: string; bytes: number }[]> {
+  const { dir } = await synth(root);
+  try {
+    const sizes = functionsOf(dir).map(({ name, file }) => ({ name, bytes: statSync(file).size }));
+    for (const { name, bytes } of sizes) console.log(`${name.padEnd(8)} ${(bytes / 1000).toFixed(1)} KB`);
+    const over = sizes.filter(({ bytes }) => bytes > BUNDLE_BUDGET_BYTES);
+    if (over.length > 0) {
+      const list = over.map(({ name, bytes }) => `${name} ${bytes} bytes`).join(', ');
+      throw new Error(`over the ${BUNDLE_BUDGET_BYTES} bytes budget: ${list}`);
+    }
+    return sizes;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await checkBundleSizes(fileURLToPath(new URL('..', import.meta.url)));
 }
 
 function safeSize(file: string): number {

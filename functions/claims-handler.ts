@@ -6,19 +6,19 @@
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 
+import type { Dispatch } from '../lib/http/dispatch.ts';
 import {
   directRequestOf,
   invokeDirect,
   isBusEvent,
-  type DirectOperation,
+  type DirectOperations,
 } from '../lib/service/invocation.ts';
 import { isObject } from '../lib/domain/validation.ts';
 import { conditionalFailuresOf, lazyContext } from './context.ts';
-import { createHttpHandler } from './http.ts';
-import { logger, METRIC, MetricUnit, metrics } from './observability.ts';
+import { createHttpChain } from './http-chain.ts';
+import { logger } from './observability.ts';
 import { type ClaimContext } from '../lib/service/context.ts';
 
 function isHttpEvent(event: unknown): event is APIGatewayProxyEventV2 {
@@ -45,17 +45,22 @@ function logKeysOf(event: unknown, requestId: string | undefined): Record<string
 
 export interface ClaimsHandlerOptions {
   /** The direct operations this function serves (the other needs grants it does not have). */
-  operations: readonly DirectOperation[];
-  /** Record ClaimLatency and ConditionalCheckFailures per invocation (the claim function). */
-  claimMetrics?: boolean;
+  direct: DirectOperations;
+  /** The function's HTTP routes (lib/http/dispatch.ts). */
+  dispatch: Dispatch;
+  /**
+   * Told of each invocation's time and the conditional-check failures it met: the claim function records
+   * them as metrics (functions/claim.ts), so the release function's bundle holds no Metrics.
+   */
+  measured?: (milliseconds: number, conditionalFailures: number) => void;
   context?: Partial<ClaimContext>;
 }
 
 export function createClaimsHandler(options: ClaimsHandlerOptions) {
   const contextOf = lazyContext(options.context);
-  const http = createHttpHandler(contextOf);
+  const http = createHttpChain(options.dispatch, contextOf);
 
-  const dispatch = async (event: unknown, lambdaContext: Context) => {
+  const handle = async (event: unknown, lambdaContext: Context) => {
     const requestId = isHttpEvent(event)
       ? event.requestContext.requestId
       : isBusEvent(event)
@@ -68,13 +73,11 @@ export function createClaimsHandler(options: ClaimsHandlerOptions) {
     const started = performance.now();
     const result = isHttpEvent(event)
       ? await http(event, lambdaContext)
-      : await invokeDirect(event, ctx, options.operations, (error) =>
+      : await invokeDirect(event, ctx, options.direct, (error) =>
           logger.error('direct request failed', { error: error as Error }),
         );
-    if (options.claimMetrics) {
-      metrics.addMetric(METRIC.claimLatency, MetricUnit.Milliseconds, performance.now() - started);
-      metrics.addMetric(METRIC.conditionalCheckFailures, MetricUnit.Count, failures.take());
-    }
+    const conditionalFailures = failures.take();
+    options.measured?.(performance.now() - started, conditionalFailures);
     if (!isHttpEvent(event)) {
       const answer = result as Record<string, any>;
       // Nobody reads a bus request's answer: a failure of ours is thrown, so Lambda retries it (and then
@@ -92,7 +95,5 @@ export function createClaimsHandler(options: ClaimsHandlerOptions) {
     return result;
   };
 
-  const handler = middy(dispatch).use(injectLambdaContext(logger, { resetKeys: true }));
-  // Only the claim function records metrics here (an empty flush would only warn).
-  return options.claimMetrics ? handler.use(logMetrics(metrics)) : handler;
+  return middy(handle).use(injectLambdaContext(logger, { resetKeys: true }));
 }

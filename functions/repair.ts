@@ -10,8 +10,11 @@ import { isObject } from '../lib/domain/validation.ts';
 import type { ClaimContext } from '../lib/service/context.ts';
 import { REPAIR_KINDS, sweepAll, type RepairCounts, type RepairReport } from '../lib/service/repair.ts';
 import { lazyContext } from './context.ts';
-import { createHttpHandler } from './http.ts';
-import { logger, METRIC, MetricUnit, metrics } from './observability.ts';
+import { dispatchOf } from '../lib/http/dispatch.ts';
+import { REPAIR_OPERATIONS } from '../lib/http/dispatch-repair.ts';
+import { createHttpChain } from './http-chain.ts';
+import { logger } from './observability.ts';
+import { METRIC, MetricUnit, metrics } from './metrics.ts';
 
 function isHttpEvent(event: unknown): event is APIGatewayProxyEventV2 {
   return isObject(event) && typeof event.rawPath === 'string' && isObject(event.requestContext);
@@ -37,7 +40,7 @@ export interface RepairRun {
 
 export function createRepairHandler(context?: Partial<ClaimContext>) {
   const contextOf = lazyContext(context);
-  const http = createHttpHandler(contextOf);
+  const http = createHttpChain(dispatchOf('repair', REPAIR_OPERATIONS), contextOf);
 
   return async (event: unknown, lambdaContext?: Context): Promise<unknown> => {
     if (isHttpEvent(event)) {

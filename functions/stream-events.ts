@@ -15,7 +15,8 @@ import {
   type StreamChange,
 } from '../lib/domain/events.ts';
 import { sinkFromEnvironment } from './event-bus.ts';
-import { logger, METRIC, MetricUnit, metrics, type METRIC_NAME } from './observability.ts';
+import { logger } from './observability.ts';
+import { METRIC, MetricUnit, metrics, type METRIC_NAME } from './metrics.ts';
 
 export function streamChangeOf(record: DynamoDBRecord): StreamChange {
   const image = (value: unknown) => (value ? unmarshall(value as Record<string, AttributeValue>) : undefined);

@@ -64,3 +64,9 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
 };
 
 export const FUNCTION_NAMES = Object.keys(FUNCTION_SETTINGS) as AllotFunctionName[];
+
+/**
+ * The most a function's bundle (`index.mjs`, the AWS SDK included) may weigh, in bytes: a bigger one loads
+ * slower on every cold start. The bundling test and `tsx bench/bundles.ts` fail past it.
+ */
+export const BUNDLE_BUDGET_BYTES = 500_000;

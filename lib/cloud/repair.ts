@@ -9,7 +9,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 
-/** The `Repairs` metric's namespace (functions/observability.ts). */
+/** The `Repairs` metric's namespace (functions/metrics.ts). */
 const METRICS_NAMESPACE = 'Allot';
 
 export function scheduleRepairs(scope: Construct, fn: lambda.IFunction, interval: Duration): events.Rule {

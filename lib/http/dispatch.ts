@@ -1,96 +1,55 @@
 /**
- * From a route of the route table (routes.ts) to the service operation that serves it, bound to the
- * route's resource.
+ * From a route of the route table (routes.ts) to the service operation that serves it. Each function
+ * that serves routes has its own table of operations (dispatch-<function>.ts), so its bundle holds the
+ * operations of its own routes and no other's; dispatch-all.ts puts the tables together for the local
+ * server and the tests, each route still served by its own function's table.
  */
 import { poolInfoByAllocationResource, poolInfoByResource, type Resource } from '../domain/kinds.ts';
+import type { Operation, OperationRequest } from '../service/operations/common.ts';
+import type { ApiFunctionName, OperationName, Route } from './routes.ts';
 
-import { buildOpenApi } from './openapi.ts';
-import {
-  apiGroupDocument,
-  apiGroupListDocument,
-  apiResourceListDocument,
-  apiVersionsDocument,
-} from './kube.ts';
-import { kubeGroupOpenApi, kubeOpenApiRoot } from './kube-openapi.ts';
-import { patchOperation } from '../service/operations/patch.ts';
-import {
-  type OperationRequest,
-  type Operation,
-  readObject,
-  listObjects,
-} from '../service/operations/common.ts';
-import { createPool, replacePool, deletePool } from '../service/operations/pools.ts';
-import { createClaim, replaceClaim, deleteClaim } from '../service/operations/claims.ts';
-import { poolOccupancy } from '../service/operations/occupancy.ts';
-import {
-  createAllocation,
-  replaceAllocation,
-  readAllocation,
-  deleteAllocation,
-  listAllocations,
-} from '../service/operations/allocations.ts';
-import { repairNamespace } from '../service/operations/repair.ts';
-import { previewPool } from '../service/operations/preview.ts';
-export function operationFor(operation: string, resource: Resource | undefined): Operation {
-  const pool = resource ? poolInfoByResource(resource) : undefined;
-  const allocation = resource ? poolInfoByAllocationResource(resource) : undefined;
-  const withResource = (request: OperationRequest): OperationRequest => ({
-    ...request,
-    params: { ...request.params, resource: resource ?? '' },
-  });
-  switch (operation) {
-    case 'healthz':
-      return async () => ({ statusCode: 200, body: { status: 'ok' } });
-    case 'openapi':
-      return async () => ({ statusCode: 200, body: buildOpenApi() });
-    case 'list':
-      if (allocation) return (request, ctx) => listAllocations(allocation, request, ctx);
-      return (request, ctx) => listObjects(resource!, request, ctx);
-    case 'read':
-      if (allocation) return (request, ctx) => readAllocation(allocation, request, ctx);
-      return (request, ctx) => readObject(resource!, request, ctx);
-    case 'create':
-      if (allocation) return (request, ctx) => createAllocation(allocation, withResource(request), ctx);
-      return (request, ctx) => createPool(pool!, withResource(request), ctx);
-    case 'replace':
-      if (allocation) return (request, ctx) => replaceAllocation(allocation, withResource(request), ctx);
-      return (request, ctx) => replacePool(pool!, withResource(request), ctx);
-    case 'delete':
-      if (allocation) return (request, ctx) => deleteAllocation(allocation, request, ctx);
-      return (request, ctx) => deletePool(pool!, request, ctx);
-    case 'createClaim':
-      return (request, ctx) => createClaim(withResource(request), ctx);
-    case 'replaceClaim':
-      return (request, ctx) => replaceClaim(withResource(request), ctx);
-    case 'deleteClaim':
-      return (request, ctx) => deleteClaim(request, ctx);
-    case 'occupancy':
-      return (request, ctx) => poolOccupancy(pool!, request, ctx);
-    case 'patch':
-      return patchOperation(resource!, operationFor('read', resource), operationFor('replace', resource));
-    case 'patchClaim':
-      return patchOperation(
-        resource!,
-        operationFor('read', resource),
-        operationFor('replaceClaim', resource),
-      );
-    case 'kubeApiVersions':
-      return async () => ({ statusCode: 200, body: apiVersionsDocument() });
-    case 'kubeGroups':
-      return async () => ({ statusCode: 200, body: apiGroupListDocument() });
-    case 'kubeGroup':
-      return async () => ({ statusCode: 200, body: apiGroupDocument() });
-    case 'kubeResources':
-      return async () => ({ statusCode: 200, body: apiResourceListDocument() });
-    case 'kubeOpenApi':
-      return async () => ({ statusCode: 200, body: kubeOpenApiRoot() });
-    case 'kubeOpenApiGroup':
-      return async () => ({ statusCode: 200, body: kubeGroupOpenApi().document });
-    case 'repair':
-      return (request, ctx) => repairNamespace(request, ctx);
-    case 'preview':
-      return (request, ctx) => previewPool(pool!, request, ctx);
-    default:
-      throw new Error(`no operation ${operation}`);
-  }
+/** Builds an operation for a route's resource. */
+export type OperationFactory = (resource: Resource | undefined) => Operation;
+
+/** A function's operations, by the route table's operation name. */
+export type OperationTable = Partial<Record<OperationName, OperationFactory>>;
+
+/**
+ * The operation a handler runs for a matched route (`operation`: another operation of the same function,
+ * such as the read a Kubernetes list by name makes), or undefined when the route is not this handler's.
+ */
+export type Dispatch = (route: Route, operation?: OperationName) => Operation | undefined;
+
+/** The dispatch of one function: its own routes, from its own table. */
+export function dispatchOf(name: ApiFunctionName, table: OperationTable): Dispatch {
+  return (route, operation = route.operation) =>
+    route.function === name ? operationOf(table, operation, route.resource) : undefined;
+}
+
+/** The operation of a table; a route whose operation the table lacks is a defect, not a request's fault. */
+export function operationOf(
+  table: OperationTable,
+  operation: OperationName,
+  resource: Resource | undefined,
+): Operation {
+  const factory = table[operation];
+  if (!factory) throw new Error(`no operation ${operation}`);
+  return factory(resource);
+}
+
+// ---------------------------------------------------------------- what the tables share
+
+/** The pool kind a pool resource's routes serve. */
+export function poolOfResource(resource: Resource | undefined) {
+  return resource ? poolInfoByResource(resource) : undefined;
+}
+
+/** The pool kind whose allocation objects an allocation resource's routes serve. */
+export function allocationOfResource(resource: Resource | undefined) {
+  return resource ? poolInfoByAllocationResource(resource) : undefined;
+}
+
+/** A create or replace learns the resource path it was made through (a pool's kind, the claim's). */
+export function withResource(request: OperationRequest, resource: Resource | undefined): OperationRequest {
+  return { ...request, params: { ...request.params, resource: resource ?? '' } };
 }

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
-import { createClaimsHandler } from '../../functions/claims-handler.ts';
+import { createClaimHandler } from '../../functions/claim.ts';
+import { createReleaseHandler } from '../../functions/release.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
@@ -149,8 +150,8 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     table: apiClient ? new Table({ tableName, client: apiClient }) : table,
   });
   const invocable = {
-    claim: createClaimsHandler({ operations: ['claim'], claimMetrics: true, context: { table } }),
-    release: createClaimsHandler({ operations: ['release'], context: { table } }),
+    claim: createClaimHandler({ table }),
+    release: createReleaseHandler({ table }),
   };
   const server: Server = createServer((request, response) => {
     // `GET /` is the console (lib/console), a client of the API below like any other.

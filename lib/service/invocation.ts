@@ -7,12 +7,17 @@
  */
 import { BadRequestError, toAllotError, type Status } from '../domain/errors.ts';
 import { CLAIM_REQUESTED, RELEASE_REQUESTED } from '../domain/events.ts';
-import { deleteClaim, replaceClaim } from './operations/claims.ts';
-
 import { isObject } from '../domain/validation.ts';
 import { type ClaimContext } from './context.ts';
+import type { Operation } from './operations/common.ts';
 
 export type DirectOperation = 'claim' | 'release';
+
+/**
+ * The HTTP operations a function runs its direct requests with: `claim` is the claim replace (`PUT`),
+ * `release` the claim delete; each function passes its own, so its bundle holds no other.
+ */
+export type DirectOperations = Partial<Record<DirectOperation, Operation>>;
 
 export interface ClaimRequest {
   operation: 'claim';
@@ -87,32 +92,34 @@ function clip(text: string): string {
 }
 
 /**
- * Runs a direct or bus request with the operations the function serves (`allowed`): the claim function
+ * Runs a direct or bus request with the operations the function serves (`served`): the claim function
  * serves `claim`, the release function `release`, each with the grants for its own operation only.
  */
 export async function invokeDirect(
   event: unknown,
   ctx: ClaimContext,
-  allowed: readonly DirectOperation[],
+  served: DirectOperations,
   /** Told of every failure that is not the caller's (a 5xx), with the original error. */
   reportInternal?: (error: unknown) => void,
 ): Promise<DirectResult> {
   try {
     const request = directRequestOf(event);
-    if (!allowed.includes(request.operation)) {
+    const operation = served[request.operation];
+    if (!operation) {
+      const allowed = Object.keys(served) as DirectOperation[];
       throw new BadRequestError(
-        `this function serves ${allowed.map((operation) => `"${operation}"`).join(', ')}, not "${request.operation}"`,
+        `this function serves ${allowed.map((name) => `"${name}"`).join(', ')}, not "${request.operation}"`,
       );
     }
     const params = { namespace: request.namespace, name: request.name, resource: 'claims' };
     if (request.operation === 'release') {
-      const reply = await deleteClaim({ params, query: {}, body: undefined }, ctx);
+      const reply = await operation({ params, query: {}, body: undefined }, ctx);
       return reply.body as Record<string, unknown>;
     }
     const metadata: Record<string, unknown> = { name: request.name };
     if (request.labels) metadata.labels = request.labels;
     if (request.annotations) metadata.annotations = request.annotations;
-    const reply = await replaceClaim({ params, query: {}, body: { metadata, spec: request.spec } }, ctx);
+    const reply = await operation({ params, query: {}, body: { metadata, spec: request.spec } }, ctx);
     return reply.body as Record<string, unknown>;
   } catch (error) {
     const allotError = toAllotError(error);

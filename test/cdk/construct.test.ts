@@ -1,5 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { App, RemovalPolicy, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -20,9 +18,9 @@ const ITEM_ACTIONS = [
   'dynamodb:Query',
 ];
 
-/** Builds the service in its own app; bundling is skipped (one test below bundles for real). */
-function build(props?: AllotServiceProps, bundle = false) {
-  const app = new App(bundle ? {} : { context: { 'aws:cdk:bundling-stacks': [] } });
+/** Builds the service in its own app; bundling is skipped (bundles.test.ts bundles for real). */
+function build(props?: AllotServiceProps) {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Test');
   const service = new AllotService(stack, 'Allot', props);
   return { app, stack, service };
@@ -421,21 +419,4 @@ describe('cdk-nag', () => {
     const ruleNames = new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName);
     expect(ruleNames).toEqual(expect.arrayContaining(['AwsSolutions-SQS3', 'AwsSolutions-SQS4']));
   });
-});
-
-describe('bundling', () => {
-  it('bundles each function with the local esbuild into a minified ES module with a source map', () => {
-    const { app, stack } = build({}, true);
-    const directory = app.synth().directory;
-    const resources = Template.fromStack(stack).findResources('AWS::Lambda::Function');
-    expect(Object.keys(resources)).toHaveLength(FUNCTION_NAMES.length);
-    for (const fn of Object.values(resources)) {
-      const key = fn.Properties.Code.S3Key as string;
-      const asset = join(directory, `asset.${key.replace(/\.zip$/, '')}`);
-      const code = readFileSync(join(asset, 'index.mjs'), 'utf8');
-      expect(code.startsWith('import { createRequire }')).toBe(true);
-      expect(code).toMatch(/export\s*\{[^}]*\bhandler\b/);
-      expect(existsSync(join(asset, 'index.mjs.map'))).toBe(true);
-    }
-  }, 60_000);
 });

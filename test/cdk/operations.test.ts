@@ -1,6 +1,6 @@
 /**
  * The construct's production side: the event bus (events out, requests in), the alarms and the dashboard,
- * and the grants that go with them. Bundling is skipped (construct.test.ts bundles once for real).
+ * and the grants that go with them. Bundling is skipped (bundles.test.ts bundles once for real).
  */
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';

@@ -1,7 +1,7 @@
 /**
  * The repair sweep in the template: its function on a schedule (every 10 minutes unless `repairInterval`
  * says otherwise), its least-privilege grants, the `Repairs` alarm and its function's errors alarm, and
- * its route. Bundling is skipped (construct.test.ts bundles once for real).
+ * its route. Bundling is skipped (bundles.test.ts bundles once for real).
  */
 import { App, Duration, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';

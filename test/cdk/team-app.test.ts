@@ -1,7 +1,7 @@
 /**
  * A fresh CDK app, as a team writes it (README, "Use it in your CDK app"): it imports the construct by the
  * package's name, and `cdk synth` needs no AWS account, network or Docker. Run as its own process, the way
- * the CDK CLI runs an app; bundling is skipped (construct.test.ts bundles for real).
+ * the CDK CLI runs an app; bundling is skipped (bundles.test.ts bundles for real).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

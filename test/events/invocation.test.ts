@@ -8,7 +8,7 @@ import { client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { busEvent, httpEvent } from '../helpers/events.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import { createClaimsHandler } from '../../functions/claims-handler.ts';
+import { createClaimHandler } from '../../functions/claim.ts';
 import { Table } from '../../lib/store/table.ts';
 
 let allot: LocalAllot;
@@ -193,10 +193,7 @@ describe('the HTTP path of the same handlers', () => {
 describe('a failure of ours (5xx)', () => {
   // A table that does not exist: every request fails inside, none because of the caller.
   const broken = () =>
-    createClaimsHandler({
-      operations: ['claim'],
-      context: { table: new Table({ tableName: 'no-such-table', client: allot.table.client }) },
-    });
+    createClaimHandler({ table: new Table({ tableName: 'no-such-table', client: allot.table.client }) });
 
   it('is a 500 Status value for a direct invocation, saying nothing of internals (the log has it)', async () => {
     const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);

@@ -15,7 +15,7 @@ import { MemoryEventSink } from '../../lib/local/events.ts';
 import { publishStreamEvents } from '../../functions/stream-events.ts';
 import { modifyRecord, removeRecord, streamEvent } from '../builders/stream.ts';
 import { httpEvent } from '../helpers/events.ts';
-import { createClaimsHandler } from '../../functions/claims-handler.ts';
+import { createClaimHandler } from '../../functions/claim.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import { Table } from '../../lib/store/table.ts';
 
@@ -116,9 +116,8 @@ describe('the logs', () => {
 
 describe('the HTTP logs', () => {
   it('carry the namespace, pool, claim and API Gateway request id of a failed claim', async () => {
-    const broken = createClaimsHandler({
-      operations: ['claim'],
-      context: { table: new Table({ tableName: 'no-such-table', client: allot.table.client }) },
+    const broken = createClaimHandler({
+      table: new Table({ tableName: 'no-such-table', client: allot.table.client }),
     });
     const event = httpEvent('PUT', '/v1/namespaces/team-a/claims/c9', {
       spec: { poolRef: { kind: 'IndexPool', name: 'asns' } },

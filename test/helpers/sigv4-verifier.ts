@@ -1,5 +1,6 @@
 /**
- * A stand-in for API Gateway's IAM authorization: it checks each request's SigV4 signature by signing
+ * A stand-in for API Gateway's IAM authorization (or, given `service`, another AWS endpoint's, such as
+ * DynamoDB's for a Lambda bundle's calls): it checks each request's SigV4 signature by signing
  * the request again with @smithy/signature-v4 and the one secret it knows, and answers 403 when they
  * differ. Verified requests are answered by `answer` (by default an echo of what arrived), or forwarded
  * to `forwardTo` (a local Allot), as the deployed API would serve them.
@@ -60,13 +61,17 @@ export interface Verifier {
 }
 
 /** Why a request's signature does not hold, or undefined when it does. */
-async function problemWith(request: IncomingMessage, body: string): Promise<string | undefined> {
+async function problemWith(
+  request: IncomingMessage,
+  body: string,
+  signedFor: string,
+): Promise<string | undefined> {
   const authorization = request.headers.authorization;
   const parts = typeof authorization === 'string' ? AUTHORIZATION.exec(authorization) : null;
   if (!parts) return `no SigV4 authorization header: ${String(authorization)}`;
   const [, keyId, day, region, service, signedList] = parts;
   if (keyId !== VERIFIER_CREDENTIALS.accessKeyId) return `unknown access key ${keyId}`;
-  if (region !== VERIFIER_REGION || service !== 'execute-api') return `signed for ${region}/${service}`;
+  if (region !== VERIFIER_REGION || service !== signedFor) return `signed for ${region}/${service}`;
   const stamp = String(request.headers['x-amz-date'] ?? '');
   const date = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/.exec(stamp);
   if (!date || stamp.slice(0, 8) !== day) return `x-amz-date ${stamp} does not match the credential scope`;
@@ -83,7 +88,7 @@ async function problemWith(request: IncomingMessage, body: string): Promise<stri
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = value;
   const signer = new SignatureV4({
-    service: 'execute-api',
+    service: signedFor,
     region,
     credentials: VERIFIER_CREDENTIALS,
     sha256: Sha256,
@@ -105,7 +110,12 @@ async function problemWith(request: IncomingMessage, body: string): Promise<stri
 }
 
 export async function startVerifier(
-  options: { forwardTo?: string; answer?: (arrival: Arrival) => { status: number; body: unknown } } = {},
+  options: {
+    forwardTo?: string;
+    answer?: (arrival: Arrival) => { status: number; body: unknown };
+    /** The service the signatures must be for: API Gateway's unless told (`dynamodb` for a table). */
+    service?: string;
+  } = {},
 ): Promise<Verifier> {
   const verified: Arrival[] = [];
   const rejected: Verifier['rejected'] = [];
@@ -120,7 +130,7 @@ export async function startVerifier(
         headers: request.headers,
         body,
       };
-      const problem = await problemWith(request, body);
+      const problem = await problemWith(request, body, options.service ?? 'execute-api');
       if (problem) {
         rejected.push({ arrival, problem });
         response.writeHead(403, { 'content-type': 'application/json' });

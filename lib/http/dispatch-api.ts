@@ -1,0 +1,84 @@
+/**
+ * The api function's operations (dispatch.ts): pools and allocation objects, every read and list, the
+ * pools' occupancy and preview, the OpenAPI and Kubernetes discovery documents.
+ */
+import { patchOperation } from '../service/operations/patch.ts';
+import { listObjects, readObject, type Operation } from '../service/operations/common.ts';
+import { createPool, deletePool, replacePool } from '../service/operations/pools.ts';
+import { poolOccupancy } from '../service/operations/occupancy.ts';
+import {
+  createAllocation,
+  deleteAllocation,
+  listAllocations,
+  readAllocation,
+  replaceAllocation,
+} from '../service/operations/allocations.ts';
+import { previewPool } from '../service/operations/preview.ts';
+import type { Resource } from '../domain/kinds.ts';
+import { allocationOfResource, poolOfResource, withResource, type OperationTable } from './dispatch.ts';
+import { buildOpenApi } from './openapi.ts';
+import {
+  apiGroupDocument,
+  apiGroupListDocument,
+  apiResourceListDocument,
+  apiVersionsDocument,
+} from './kube.ts';
+import { kubeGroupOpenApi, kubeOpenApiRoot } from './kube-openapi.ts';
+
+const document =
+  (build: () => unknown): Operation =>
+  async () => ({ statusCode: 200, body: build() });
+
+function read(resource: Resource | undefined): Operation {
+  const allocation = allocationOfResource(resource);
+  if (allocation) return (request, ctx) => readAllocation(allocation, request, ctx);
+  return (request, ctx) => readObject(resource!, request, ctx);
+}
+
+function replace(resource: Resource | undefined): Operation {
+  const allocation = allocationOfResource(resource);
+  if (allocation)
+    return (request, ctx) => replaceAllocation(allocation, withResource(request, resource), ctx);
+  const pool = poolOfResource(resource)!;
+  return (request, ctx) => replacePool(pool, withResource(request, resource), ctx);
+}
+
+export const API_OPERATIONS: OperationTable = {
+  healthz: () => document(() => ({ status: 'ok' })),
+  openapi: () => document(buildOpenApi),
+  list: (resource) => {
+    const allocation = allocationOfResource(resource);
+    if (allocation) return (request, ctx) => listAllocations(allocation, request, ctx);
+    return (request, ctx) => listObjects(resource!, request, ctx);
+  },
+  read,
+  create: (resource) => {
+    const allocation = allocationOfResource(resource);
+    if (allocation)
+      return (request, ctx) => createAllocation(allocation, withResource(request, resource), ctx);
+    const pool = poolOfResource(resource)!;
+    return (request, ctx) => createPool(pool, withResource(request, resource), ctx);
+  },
+  replace,
+  delete: (resource) => {
+    const allocation = allocationOfResource(resource);
+    if (allocation) return (request, ctx) => deleteAllocation(allocation, request, ctx);
+    const pool = poolOfResource(resource)!;
+    return (request, ctx) => deletePool(pool, request, ctx);
+  },
+  occupancy: (resource) => {
+    const pool = poolOfResource(resource)!;
+    return (request, ctx) => poolOccupancy(pool, request, ctx);
+  },
+  preview: (resource) => {
+    const pool = poolOfResource(resource)!;
+    return (request, ctx) => previewPool(pool, request, ctx);
+  },
+  patch: (resource) => patchOperation(resource!, read(resource), replace(resource)),
+  kubeApiVersions: () => document(apiVersionsDocument),
+  kubeGroups: () => document(apiGroupListDocument),
+  kubeGroup: () => document(apiGroupDocument),
+  kubeResources: () => document(apiResourceListDocument),
+  kubeOpenApi: () => document(kubeOpenApiRoot),
+  kubeOpenApiGroup: () => document(() => kubeGroupOpenApi().document),
+};
