@@ -36,6 +36,29 @@
  *   a stream record delivered twice        R again on the current state; a decision already made
  *                                          (settled, confirmed, withdrawn) is what a second one finds
  *
+ * Name holds (service/name-holds.ts) take part as one more kind of object. A hold of a prefix sits at
+ * the fixed-layout key, which no claim of a ranged pool puts, so it also leaves a mark in the pool's
+ * marks partition (store/overlaps.ts), which R reads: the marks' flag and the ancestors' marks in its
+ * BatchGetItem, and, only once the flag is there, one Query for a mark at or inside the prefix. The
+ * hold's own steps are W (hold, then flag, then mark) and R (the pool, read strongly; if it is ranged
+ * and hands out the prefix's length, the prefix's own key and every overlapping object):
+ *
+ *   case                                   what happens
+ *   a claim C and a hold H race            as two objects: C kept and H standing would need R_C to
+ *                                          miss the mark (W_flag or W_mark after R_C, so W_mark > W_C)
+ *                                          and R_H to miss C's object (W_C > R_H > W_mark): impossible
+ *   H's R finds an object                  H withdraws (mark, then hold): 409 naming the object
+ *   the pool does not exist at R_H         no claim of it has put yet (a claim reads its pool first),
+ *                                          so each one's W comes after W_mark, and its R sees the mark
+ *   a claim's R meets a mark               it judges the hold (name-holds.ts judgeHold, no wait): one
+ *                                          that stands (pending before its deadline, or held) is in
+ *                                          the way; a mark whose hold is gone is dropped, R again
+ *   a hold's request dies                  judged as any pending hold; its object is put only after
+ *                                          its mark and R, so a hold confirmed for it has its mark
+ *
+ * A mark of a length the pool does not hand out holds nothing of it (as a fixed pool's hold of another
+ * length). A fixed pool's claim path does not change: its holds are at its own keys, as before.
+ *
  * An object is kept only by an actor whose R found nothing, and it is taken back only while not yet
  * kept (a claim's settle and a user's confirm are conditional, and so is every withdrawal), so a value
  * a caller was told is never taken back. Overlapping objects exist only between one's W and its taking
@@ -51,13 +74,34 @@ import { familyOf, type ParsedValue } from '../domain/values.ts';
 import type { Resource } from '../domain/kinds.ts';
 import { poolKeyOf, type PoolId } from '../store/keys.ts';
 import type { Stored } from '../store/items.ts';
-import { rangedAllocationKey, type RangedLayout } from '../store/overlaps.ts';
+import { rangedAllocationKey, type Overlap, type RangedLayout } from '../store/overlaps.ts';
 import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
+import { markStands } from './name-holds.ts';
 
 export type Placement =
   | { kind: 'placed'; key: ItemKey }
   | { kind: 'taken'; key: ItemKey }
-  | { kind: 'overlaps'; key: ItemKey; other: Stored<AllocationRecord> };
+  | { kind: 'overlaps'; key: ItemKey; other: Overlap };
+
+/** Marks of gone holds one R drops before it gives up on them (and answers an overlap). */
+const STALE_MARKS = 8;
+
+/**
+ * R: an object or a standing hold's mark that overlaps `value` (see the top of the file); a mark whose
+ * hold is gone is dropped on the way.
+ */
+export async function overlapOf(
+  ctx: ClaimContext,
+  pool: PoolId,
+  layout: RangedLayout,
+  value: ParsedValue,
+  options: { batch?: boolean } = {},
+): Promise<Overlap | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    const other = await ctx.table.overlaps.overlapping(pool, layout, value, options);
+    if (other?.t !== 'heldPrefix' || attempt >= STALE_MARKS || (await markStands(ctx, other))) return other;
+  }
+}
 
 /** The key layout of a pool of a range of lengths. */
 export function layoutOf(space: PoolSpace): RangedLayout {
@@ -93,7 +137,7 @@ export async function placeChecked(
     const held = user ? await ctx.table.get<AllocationRecord>(key) : undefined;
     if (held?.metadata.uid !== record.metadata.uid) return { kind: 'taken', key };
   }
-  const other = await ctx.table.overlaps.overlapping(pool, layout, value);
+  const other = await overlapOf(ctx, pool, layout, value);
   if (other && (await takeBack(ctx, key, stored))) return { kind: 'overlaps', key, other };
   if (user && !other) await ctx.table.overlaps.confirm(key, record.metadata.uid);
   if (!user) return { kind: 'placed', key };
@@ -123,7 +167,7 @@ export async function recheck(
   key: ItemKey,
   record: AllocationRecord,
 ): Promise<boolean> {
-  const other = await ctx.table.overlaps.overlapping(pool, layout, value, { batch: false });
+  const other = await overlapOf(ctx, pool, layout, value, { batch: false });
   if (other) {
     await takeBack(ctx, key, record);
     return false;

@@ -24,7 +24,7 @@ import { isHeld } from '../store/items.ts';
 import type { PoolId } from '../store/keys.ts';
 import type { ClaimContext } from './context.ts';
 import { rangedAllocationKey } from '../store/overlaps.ts';
-import { layoutOf, placeChecked, recheck } from './prefix-check.ts';
+import { layoutOf, overlapOf, placeChecked, recheck } from './prefix-check.ts';
 
 /** What decide.ts lends a ranged decision: its outcomes, its allocation record and its search memory. */
 export interface RangedParts<Outcome> {
@@ -98,7 +98,9 @@ export async function decideRanged<Outcome>(
     const result = await place(asked.value, false);
     if (result.kind === 'placed')
       return { outcome: parts.allocated(placed!.record, placed!.key), collisions: 0 };
-    const holder = result.kind === 'taken' ? await ctx.table.get<AllocationRecord>(result.key) : result.other;
+    const found = result.kind === 'taken' ? await ctx.table.get<AllocationRecord>(result.key) : result.other;
+    // An object, or a name hold's mark (prefix-check.ts): then no object is in the way, a name is.
+    const holder = found?.t === 'heldPrefix' ? undefined : found;
     // Its own object, put by an attempt that died before its check: checked now, then bound.
     const own = holder?.origin === 'claim' && holder.spec.claimRef?.uid === claim.metadata.uid;
     const checked = !own || (await recheck(ctx, poolId, layout, asked.value, result.key, holder!));
@@ -108,7 +110,7 @@ export async function decideRanged<Outcome>(
     }
     const verb = result.kind === 'taken' ? 'is held by' : 'overlaps';
     const by = holder?.spec.claimRef?.name ? ` (claim ${holder.spec.claimRef.name})` : '';
-    const message = `${asked.value.value} ${verb} ${holder?.metadata.name ?? 'another allocation object'}${by}`;
+    const message = `${asked.value.value} ${verb} ${found?.metadata.name ?? 'another allocation object'}${by}`;
     return { outcome: parts.waiting('ValueTaken', message), collisions: 1 };
   }
 
@@ -202,7 +204,9 @@ interface SearchOptions {
   /** A preview: candidates in order always (a lost pick there is no race). */
   inOrder?: boolean;
   /** Tries a candidate; a loss may name the object in the way (whose whole run is then skipped). */
-  pick(value: ParsedValue): Promise<{ placed: boolean; held?: AllocationRecord; free?: boolean }>;
+  pick(
+    value: ParsedValue,
+  ): Promise<{ placed: boolean; held?: Pick<AllocationRecord, 'value'>; free?: boolean }>;
 }
 
 /**
@@ -336,7 +340,7 @@ export async function previewRanged(
     spread: false,
     inOrder: true,
     pick: async (value) => {
-      const other = await ctx.table.overlaps.overlapping(poolId, layout, value);
+      const other = await overlapOf(ctx, poolId, layout, value);
       const own = other
         ? undefined
         : await ctx.table.get<AllocationRecord>(rangedAllocationKey(poolId, layout, value));
