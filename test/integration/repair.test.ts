@@ -17,7 +17,9 @@ import { Table } from '../../lib/store/table.ts';
 import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { poolKeyOf } from '../../lib/store/keys.ts';
+import { bitmapsOfMembers, holdMemberId, memberId } from '../../lib/service/tally-runs.ts';
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
@@ -274,6 +276,111 @@ describe('the repair sweep', () => {
     expect((await allot.table.get<{ t: string }>(objectKey(ns, 'claims', 'nobody')))?.t).toBeUndefined();
     const kept = (await items(ns)).allocations.find((a) => a.spec.claimRef?.name === 'kept');
     expect(kept?.spec.claimRef).toEqual({ name: 'kept', uid: '' });
+
+    const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(again.report.found).toEqual(none());
+    expect(again.writes).toEqual([]);
+  });
+
+  it('mends a pool of a range of lengths: members, held prefixes, counts and a waiting claim', async () => {
+    const ns = 'ranged';
+    const api = client(allot.url, ns);
+    const ref = { kind: 'IPPrefixPool', name: 'rl' };
+    // 10.20.0.0/16 in /28s is 4096 finest slots: one group summary.
+    await api.post('ipprefixpools', {
+      metadata: { name: 'rl' },
+      spec: { prefixes: ['10.20.0.0/16'], allocationPrefixLengths: { min: 20, max: 28, default: 24 } },
+    });
+    await api.post('ipprefixpools', {
+      metadata: { name: 'other' },
+      spec: { prefixes: ['192.168.0.0/16'], allocationPrefixLength: 24 },
+    });
+    await api.post('claims', claim('r20', ref, { prefixLength: 20 }));
+    await api.post('claims', claim('r24', ref));
+    // A name that holds 10.20.255.0/24 of rl (issue 13): held, and no object of rl.
+    const holder = {
+      metadata: { name: 'rl-10-20-255-0-24' },
+      spec: { poolRef: { kind: 'IPPrefixPool', name: 'other' }, prefix: '192.168.1.0/24' },
+    };
+    expect((await api.post('ipprefixes', holder)).status).toBe(201);
+    await drain();
+    const id = { namespace: ns, kind: 'IPPrefixPool' as const, name: 'rl' };
+    const group = { family: 4 as const, group: 0xa14n };
+    const healthy = await allot.table.summaries.readGroup(id, group);
+    const held = holdMemberId(0xa14ff0n, 4);
+    expect(healthy.members).toContain(held);
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 2 });
+
+    // Lost records, written as they leave the table: r20's member gone, a member of a /24 that has no
+    // object, the hold's member gone, and counts that say 7.
+    const r20 = (await api.get('claims/r20')).body.status.value as string;
+    expect(r20).toBe('10.20.0.0/20');
+    const members = new Set(healthy.members);
+    members.delete(memberId(0xa14000n, 8));
+    members.delete(held);
+    const stray = memberId(0xa14800n, 4); // 10.20.128.0/24
+    members.add(stray);
+    const { bits, holds } = bitmapsOfMembers(members, group.group, healthy.bits.length);
+    expect(await allot.table.summaries.writeGroup(id, group, bits, healthy.version, [], holds, members)).toBe(
+      true,
+    );
+    await allot.table.doc.send(
+      new UpdateCommand({
+        TableName: allot.table.tableName,
+        Key: poolKeyOf(id),
+        UpdateExpression: 'SET #c.allocated = :n',
+        ExpressionAttributeNames: { '#c': 'counts' },
+        ExpressionAttributeValues: { ':n': 7 },
+      }),
+    );
+
+    const { report } = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(report.found.summaryBit).toBe(3);
+    expect(report.found.poolCounts).toBe(1);
+    expect(report.fixed).toEqual(report.found);
+    await drain();
+    const mended = await allot.table.summaries.readGroup(id, group);
+    expect(mended.members).toContain(memberId(0xa14000n, 8));
+    expect(mended.members).toContain(held);
+    expect(mended.members).not.toContain(stray);
+    expect(mended.bits).toEqual(bitmapsOfMembers(mended.members, group.group, mended.bits.length).bits);
+    expect(mended.holds).toEqual(bitmapsOfMembers([held], group.group, mended.bits.length).bits);
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 2 });
+
+    // A claim left waiting although a /22 is free (its wake-up was lost), its record lost too.
+    await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
+      t: 'claim',
+      metadata: {
+        name: 'idle',
+        namespace: ns,
+        uid: 'uid-idle',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
+      spec: { poolRef: ref, prefixLength: 22 },
+      status: {
+        conditions: [
+          {
+            type: 'Allocated',
+            status: 'False',
+            reason: 'PoolExhausted',
+            message: 'no /22 of rl is free',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+      phase: 'Waiting',
+      rv: 1,
+    });
+    expect(await queue.lose((r) => about(r, 'claim', 'idle'))).toBe(1);
+    const woken = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(woken.report.found).toEqual({ ...none(), waitingClaim: 1 });
+    expect(woken.report.fixed).toEqual(woken.report.found);
+    await drain();
+    expect((await api.get('claims/idle')).body.status.value).toMatch(/\/22$/);
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 3 });
 
     const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     expect(again.report.found).toEqual(none());
