@@ -35,6 +35,11 @@
  *                                          confirm
  *   a stream record delivered twice        R again on the current state; a decision already made
  *                                          (settled, confirmed, withdrawn) is what a second one finds
+ *   two checkers on a placer's behalf      (the stream function, and the repair sweep when the record
+ *                                          is lost or late) may see different states: a claim's object
+ *                                          they find free is marked `kept` (conditional on its claim),
+ *                                          and they take one back only while it is not (conditional),
+ *                                          so whichever decides first is what the other finds
  *
  * Name holds (service/name-holds.ts) take part as one more kind of object. A hold of a prefix sits at
  * the fixed-layout key, which no claim of a ranged pool puts, so it also leaves a mark in the pool's
@@ -151,8 +156,11 @@ export async function placeChecked(
 /** Takes back an object not yet kept; false when it was kept (or went) meanwhile. */
 async function takeBack(ctx: ClaimContext, key: ItemKey, record: AllocationRecord): Promise<boolean> {
   if (record.origin === 'user') return ctx.table.overlaps.withdrawUnchecked(key, record.metadata.uid);
-  await ctx.table.deleteBoundAllocation(key, record.spec.claimRef!.name, record.spec.claimRef!.uid);
-  return true;
+  const { name, uid } = record.spec.claimRef!;
+  if (await ctx.table.overlaps.takeBackClaimObject(key, name, uid)) return true;
+  // Not taken back: a checker kept it (false), or it is gone already (as good as taken back).
+  const now = await ctx.table.get<AllocationRecord>(key);
+  return !(now?.t === 'alloc' && now.metadata.uid === record.metadata.uid);
 }
 
 /**
@@ -168,12 +176,18 @@ export async function recheck(
   record: AllocationRecord,
 ): Promise<boolean> {
   const other = await overlapOf(ctx, pool, layout, value, { batch: false });
-  if (other) {
-    await takeBack(ctx, key, record);
-    return false;
+  const uid = record.metadata.uid;
+  if (other && (await takeBack(ctx, key, record))) return false;
+  // Nothing found, or another checker kept it first: kept (a claim's object is marked so, as a user's
+  // is confirmed, so that no checker takes back what another kept). False when it went meanwhile.
+  if (record.origin === 'user') {
+    if (!other) await ctx.table.overlaps.confirm(key, uid);
+  } else if (!other) {
+    const { name, uid: claimUid } = record.spec.claimRef!;
+    if (!(await ctx.table.overlaps.keepClaimObject(key, name, claimUid))) return false;
   }
-  if (record.origin === 'user') await ctx.table.overlaps.confirm(key, record.metadata.uid);
-  return true;
+  const now = await ctx.table.get<AllocationRecord>(key);
+  return now?.t === 'alloc' && now.metadata.uid === uid && now.unchecked === undefined;
 }
 
 /** How often the stream function looks again while a placer may still be at work. */

@@ -224,12 +224,12 @@ async function holdChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Tou
   const stored = await ctx.table.get<AllocationRecord | NameHoldRecord>(record.keys);
   const pool = { namespace: hold.metadata.namespace, kind: hold.poolRef.kind, name: hold.poolRef.name };
   const standing = stored?.t === 'hold' && stored.value === hold.value;
-  const ranged = await rangedPool(ctx, pool);
+  const space = hold.kind === 'IPPrefix' ? await poolSpace(ctx, pool) : undefined;
   const pools =
     stored?.t === 'alloc' && stored.finest !== undefined
       ? [] // an object of a range pool replaced the hold: its own record counts it
-      : ranged
-        ? heldPrefixTouched(pool, ranged, hold.value, `${record.id}`, standing)
+      : space && isRanged(space)
+        ? heldPrefixTouched(pool, space, hold.value, `${record.id}`, standing)
         : slotTouched(pool, hold.kind, hold.value, record, stored);
   if (stored?.t === 'hold') await judgeHold(ctx, stored, true);
   if (!(stored?.t === 'hold' && stored.metadata.uid === hold.metadata.uid)) await unmarkHold(ctx, pool, hold);
@@ -260,22 +260,24 @@ function heldPrefixTouched(
   return [{ pool, change: { record: recordId, slot: first, family, present, hold: true, run } }];
 }
 
-/** The pool's space, when it is an IPPrefixPool of a range of prefix lengths. */
-async function rangedPool(ctx: ClaimContext, id: PoolId): Promise<PoolSpace | undefined> {
-  if (id.kind !== 'IPPrefixPool') return undefined;
+/** The pool's space, when the pool exists. */
+async function poolSpace(ctx: ClaimContext, id: PoolId): Promise<PoolSpace | undefined> {
   const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
-  const space = pool?.t === 'pool' ? spaceOf(pool) : undefined;
-  return space && isRanged(space) ? space : undefined;
+  return pool?.t === 'pool' ? spaceOf(pool) : undefined;
 }
 
 /**
- * A new pool of a range of lengths: the prefixes held before it existed (their holds' records found no
- * such pool), as members for its first recount.
+ * A new IPPrefixPool of a range of lengths: the prefixes held before it existed, from their marks
+ * (store/overlaps.ts), as hold members for its first recount. (Their holds' records found no pool and
+ * set a bit at the prefix's own slot, as for a pool of one length: the same slot when the prefix is a
+ * /max, else a bit the repair sweep finds is no member's and clears.) A hold whose mark came after this
+ * read is confirmed after it, and that record finds the pool.
  */
 async function heldBeforePool(ctx: ClaimContext, record: ChangeRecord, pool: PoolRecord): Promise<Touched[]> {
   const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
-  const space = await rangedPool(ctx, id);
-  if (!space) return [];
+  if (id.kind !== 'IPPrefixPool') return [];
+  const space = await poolSpace(ctx, id);
+  if (!space || !isRanged(space)) return [];
   const touched: Touched[] = [];
   for (const mark of await ctx.table.overlaps.marks(id, familyOf(space) as 4 | 6)) {
     const hold = await ctx.table.get<NameHoldRecord>(mark.hold);

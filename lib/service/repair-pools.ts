@@ -21,6 +21,7 @@ import {
 } from '../store/keys.ts';
 import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts';
 import { reclaim, refreshPool } from './reconcile.ts';
+import { resolvePlacement } from './prefix-check.ts';
 import { countSummaries, firstFree } from './tally.ts';
 import { GROUP_SIZE, listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
 import { checkRangedAllocation, checkRangedGroups, couldTakeRanged } from './repair-ranged.ts';
@@ -142,6 +143,13 @@ async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: Ite
       if (handlerMayRun(live)) return;
       await fix(sweep, 'unsettledClaim', async () => {
         forgetClaim(sweep, claimKey);
+        if (allocation.finest !== undefined) {
+          // A pool of a range of lengths: its handler may have died before its check for overlap, which
+          // is done now on its behalf, as the stream function would (service/prefix-check.ts).
+          const resolved = await resolvePlacement(ctx, key, { ...allocation, ...key }, claimKey);
+          if (resolved.reallocate) await reconcileClaim(ctx, claimKey);
+          if (!resolved.kept) return resolved.reallocate;
+        }
         const settled = await settle(
           ctx,
           claimKey,

@@ -6,6 +6,8 @@
  * the members' runs. So the sweep checks members, not bits:
  *
  *   found                                           fixed by
+ *   a user's object left unchecked past its         checking it for overlap on its handler's behalf:
+ *     handler's deadline (its record lost)          confirmed, or withdrawn (uncheckedObject)
  *   an object (older than the grace period) that    adding its member (and listing the group)
  *     is not a member of a group its run touches
  *   a member whose object (or hold) is gone         dropping it
@@ -32,7 +34,7 @@ import type { ParsedValue, PoolSpace } from '../domain/values.ts';
 import type { GroupSummary, Stored } from '../store/items.ts';
 import { allocationKey, type GroupRef } from '../store/keys.ts';
 import { rangedAllocationKey } from '../store/overlaps.ts';
-import { layoutOf } from './prefix-check.ts';
+import { layoutOf, resolvePlacement } from './prefix-check.ts';
 import { fix, keyText, spend, type Sweep } from './repair-sweep.ts';
 import { listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
 import {
@@ -63,6 +65,16 @@ export async function checkRangedAllocation(
 ): Promise<void> {
   const space = spaceOf(walk.pool);
   if (!space.fits(value)) return;
+  if (allocation.unchecked !== undefined && Date.now() >= allocation.unchecked) {
+    // A user's object whose handler died before its check for overlap, and whose record (on which the
+    // stream function would check it on its behalf) was lost: checked now, confirmed or withdrawn.
+    await fix(sweep, 'uncheckedObject', async () => {
+      sweep.touched.add(keyText(key));
+      await resolvePlacement(sweep.ctx, key, allocation, key);
+      return true;
+    });
+    return;
+  }
   const { member, refs } = memberOf(space, value, false);
   for (const ref of refs) {
     if (walk.seenMembers) {

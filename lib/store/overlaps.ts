@@ -234,6 +234,36 @@ export class Overlaps {
     return (result.Items ?? []).filter((item) => item.t === 'heldPrefix') as Stored<HeldPrefixRecord>[];
   }
 
+  /**
+   * Keeps a claim's object that a checker on its placer's behalf found free of overlap; false when it is
+   * gone or no longer the claim's. Excludes takeBackClaimObject, so two checkers never disagree.
+   */
+  async keepClaimObject(key: ItemKey, claimName: string, uid: string): Promise<boolean> {
+    return this.io.conditional(
+      new UpdateCommand({
+        TableName: this.io.tableName,
+        Key: key,
+        UpdateExpression: 'SET kept = :kept',
+        ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :uid',
+        ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
+        ExpressionAttributeValues: { ':name': claimName, ':uid': uid, ':kept': true },
+      }),
+    );
+  }
+
+  /** Takes back a claim's object that was not kept (its check found an overlap); false when it was. */
+  async takeBackClaimObject(key: ItemKey, claimName: string, uid: string): Promise<boolean> {
+    return this.io.conditional(
+      new DeleteCommand({
+        TableName: this.io.tableName,
+        Key: key,
+        ConditionExpression: '#s.#c.#name = :name AND #s.#c.#uid = :uid AND attribute_not_exists(kept)',
+        ExpressionAttributeNames: { '#s': 'spec', '#c': 'claimRef', '#uid': 'uid', '#name': 'name' },
+        ExpressionAttributeValues: { ':name': claimName, ':uid': uid },
+      }),
+    );
+  }
+
   /** Marks a user's object checked: no overlap was found after its put. False when it is gone. */
   async confirm(key: ItemKey, uid: string): Promise<boolean> {
     return this.io.conditional(

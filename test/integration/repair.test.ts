@@ -114,7 +114,7 @@ describe('the repair sweep', () => {
     await api.post('claims', claim('b1', { kind: 'IndexPool', name: 'kept' }));
     await api.post('claims', claim('ip1', { kind: 'IPAddressPool', name: 'ips' }));
     // A pool of a range of prefix lengths (issue 15): its summaries are member runs and its counts count
-    // objects, which the sweep leaves alone; its claims of several lengths and a user's prefix are bound.
+    // objects, which the sweep checks by members; its claims of several lengths and a user's prefix.
     expect(
       (
         await api.post('ipprefixpools', {
