@@ -182,7 +182,7 @@ export async function recheck(
   // is confirmed, so that no checker takes back what another kept). False when it went meanwhile.
   if (record.origin === 'user') {
     if (!other) await ctx.table.overlaps.confirm(key, uid);
-  } else if (!other) {
+  } else if (!other && !record.kept) {
     const { name, uid: claimUid } = record.spec.claimRef!;
     if (!(await ctx.table.overlaps.keepClaimObject(key, name, claimUid))) return false;
   }

@@ -65,6 +65,13 @@ export async function checkRangedAllocation(
 ): Promise<void> {
   const space = spaceOf(walk.pool);
   if (!space.fits(value)) return;
+  const { member, refs } = memberOf(space, value, false);
+  for (const ref of refs) {
+    if (!walk.seenMembers) break;
+    const members = walk.seenMembers.get(refId(ref)) ?? new Set<string>();
+    members.add(member);
+    walk.seenMembers.set(refId(ref), members);
+  }
   if (allocation.unchecked !== undefined && Date.now() >= allocation.unchecked) {
     // A user's object whose handler died before its check for overlap, and whose record (on which the
     // stream function would check it on its behalf) was lost: checked now, confirmed or withdrawn.
@@ -75,14 +82,8 @@ export async function checkRangedAllocation(
     });
     return;
   }
-  const { member, refs } = memberOf(space, value, false);
+  if (!olderThanGrace(sweep, allocation)) return;
   for (const ref of refs) {
-    if (walk.seenMembers) {
-      const members = walk.seenMembers.get(refId(ref)) ?? new Set<string>();
-      members.add(member);
-      walk.seenMembers.set(refId(ref), members);
-    }
-    if (!olderThanGrace(sweep, allocation)) continue;
     const summary = await readSummary(sweep, walk, ref);
     if (!summary.members.has(member))
       await fix(sweep, 'summaryBit', () => setMember(sweep, walk, ref, member, key, true));

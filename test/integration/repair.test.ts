@@ -17,7 +17,10 @@ import { Table } from '../../lib/store/table.ts';
 import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ipPrefixValues } from '../../lib/domain/ip.ts';
+import type { ParsedValue } from '../../lib/domain/values.ts';
+import { rangedAllocationKey } from '../../lib/store/overlaps.ts';
 import { poolKeyOf } from '../../lib/store/keys.ts';
 import { bitmapsOfMembers, holdMemberId, memberId } from '../../lib/service/tally-runs.ts';
 
@@ -282,7 +285,12 @@ describe('the repair sweep', () => {
     expect(again.writes).toEqual([]);
   });
 
-  it('mends a pool of a range of lengths: members, held prefixes, counts and a waiting claim', async () => {
+  const userPrefix = (name: string, prefix: string) => ({
+    metadata: { name },
+    spec: { poolRef: { kind: 'IPPrefixPool', name: 'rl' }, prefix },
+  });
+
+  it('mends a pool of a range of lengths: members, held prefixes, counts, waiting claims, unchecked objects', async () => {
     const ns = 'ranged';
     const api = client(allot.url, ns);
     const ref = { kind: 'IPPrefixPool', name: 'rl' };
@@ -381,6 +389,76 @@ describe('the repair sweep', () => {
     await drain();
     expect((await api.get('claims/idle')).body.status.value).toMatch(/\/22$/);
     expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 3 });
+
+    // Users' prefixes whose handlers died between their put and their check, their records lost: one
+    // that overlaps nothing (10.20.64.0/24) and one written over r20's /20 (10.20.0.0/21).
+    expect((await api.post('ipprefixes', userPrefix('u-free', '10.20.64.0/24'))).status).toBe(201);
+    await drain();
+    const layout = { family: 4 as const, min: 20, max: 28 };
+    const parsed = (text: string) => ipPrefixValues.parse(text) as { ok: true; value: ParsedValue };
+    const freeKey = rangedAllocationKey(id, layout, parsed('10.20.64.0/24').value);
+    const free = (await allot.table.get<AllocationRecord>(freeKey))!;
+    const past = Date.now() - 1000;
+    await allot.table.doc.send(
+      new PutCommand({ TableName: allot.table.tableName, Item: { ...free, unchecked: past } }),
+    );
+    const overKey = rangedAllocationKey(id, layout, parsed('10.20.0.0/21').value);
+    const over = {
+      ...free,
+      ...overKey,
+      metadata: { ...free.metadata, name: 'u-over', uid: 'uid-over' },
+      value: '10.20.0.0/21',
+      spec: { ...free.spec, prefix: '10.20.0.0/21' },
+      unchecked: past,
+    };
+    await allot.table.doc.send(new PutCommand({ TableName: allot.table.tableName, Item: over }));
+    expect(await queue.lose((r) => about(r, 'alloc', 'u-free') || about(r, 'alloc', 'u-over'))).toBe(2);
+    const checked = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(checked.report.found.uncheckedObject).toBe(2);
+    expect(checked.report.fixed.uncheckedObject).toBe(2);
+    expect((await allot.table.get<AllocationRecord>(freeKey))?.unchecked).toBeUndefined();
+    expect((await allot.table.get<AllocationRecord>(freeKey))?.metadata.name).toBe('u-free');
+    expect(await allot.table.get(overKey)).toBeUndefined();
+    await drain();
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 4 });
+
+    // A claim's handler that died between its put and its check, over r20's /20, its records lost: the
+    // sweep checks the object before it settles the claim on it, takes it back and allocates again.
+    await allot.table.createObject(objectKey(ns, 'claims', 'dead'), {
+      t: 'claim',
+      metadata: {
+        name: 'dead',
+        namespace: ns,
+        uid: 'uid-dead',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
+      spec: { poolRef: ref, prefixLength: 21 },
+      status: { conditions: [] },
+      phase: 'Allocating',
+      allocatingUntil: new Date(past).toISOString(),
+      rv: 1,
+    });
+    const { unchecked: _unchecked, ...confirmed } = over;
+    const deadObject = {
+      ...confirmed,
+      metadata: { ...over.metadata, name: 'rl-10-20-0-0-21', uid: 'uid-dead-object' },
+      origin: 'claim',
+      spec: { ...over.spec, claimRef: { name: 'dead', uid: 'uid-dead' } },
+    };
+    await allot.table.doc.send(new PutCommand({ TableName: allot.table.tableName, Item: deadObject }));
+    expect(await queue.lose((r) => about(r, 'claim', 'dead') || about(r, 'alloc', 'rl-10-20-0-0-21'))).toBe(
+      2,
+    );
+    const settled = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(settled.report.found.unsettledClaim).toBe(1);
+    expect(await allot.table.get(overKey)).toBeUndefined();
+    await drain();
+    const dead = (await api.get('claims/dead')).body;
+    expect(dead.status.value).toMatch(/\/21$/);
+    expect(dead.status.value.startsWith('10.20.0.') || dead.status.value.startsWith('10.20.8.')).toBe(false);
 
     const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     expect(again.report.found).toEqual(none());
