@@ -24,7 +24,7 @@ import { isHeld } from '../store/items.ts';
 import type { PoolId } from '../store/keys.ts';
 import type { ClaimContext } from './context.ts';
 import { rangedAllocationKey } from '../store/overlaps.ts';
-import { layoutOf, overlapOf, placeChecked, recheck } from './prefix-check.ts';
+import { layoutOf, placeChecked, recheck } from './prefix-check.ts';
 
 /** What decide.ts lends a ranged decision: its outcomes, its allocation record and its search memory. */
 export interface RangedParts<Outcome> {
@@ -340,7 +340,8 @@ export async function previewRanged(
     spread: false,
     inOrder: true,
     pick: async (value) => {
-      const other = await overlapOf(ctx, poolId, layout, value);
+      // The store's read as it is (a preview writes nothing: a stale hold's mark is dropped by a claim).
+      const other = await ctx.table.overlaps.overlapping(poolId, layout, value);
       const own = other
         ? undefined
         : await ctx.table.get<AllocationRecord>(rangedAllocationKey(poolId, layout, value));
