@@ -51,16 +51,14 @@
 import { AlreadyExistsError } from '../domain/errors.ts';
 import type { AllocationKind, PoolKind, Resource } from '../domain/kinds.ts';
 import { nameRole, type NameRole } from '../domain/name-roles.ts';
-import type { AllocationRecord, ItemKey, NameHoldRecord } from '../domain/records.ts';
+import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
-import type { ParsedValue } from '../domain/values.ts';
-import { allocationKey, nameKey, poolKeyOf, type PoolId } from '../store/keys.ts';
-import type { Stored } from '../store/items.ts';
+import { familyOf, type ParsedValue } from '../domain/values.ts';
 import { ipPrefixValues } from '../domain/ip.ts';
 import { spaceOf } from '../domain/objects.ts';
-import { familyOf } from '../domain/values.ts';
 import { isRanged } from '../domain/prefix-pools.ts';
-import type { PoolRecord } from '../domain/records.ts';
+import { allocationKey, nameKey, poolKeyOf, type PoolId } from '../store/keys.ts';
+import type { Stored } from '../store/items.ts';
 import { heldPrefixKey, rangedAllocationKey, type HeldPrefixRecord } from '../store/overlaps.ts';
 import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
 

@@ -229,7 +229,7 @@ async function holdChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Tou
     stored?.t === 'alloc' && stored.finest !== undefined
       ? [] // an object of a range pool replaced the hold: its own record counts it
       : space && isRanged(space)
-        ? heldPrefixTouched(pool, space, hold.value, `${record.id}`, standing)
+        ? heldPrefixTouched(pool, space, hold.value, record.id, standing)
         : slotTouched(pool, hold.kind, hold.value, record, stored);
   if (stored?.t === 'hold') await judgeHold(ctx, stored, true);
   if (!(stored?.t === 'hold' && stored.metadata.uid === hold.metadata.uid)) await unmarkHold(ctx, pool, hold);
