@@ -345,6 +345,24 @@ describe('a prefix name of a pool of a range of lengths', () => {
     );
   });
 
+  it('a pool deleted and created again keeps the prefix held, not free, not handed out', async () => {
+    await api.post('ipprefixpools', rangedPool('rq', ['10.7.0.0/22']));
+    expect((await api.post('ipprefixes', holder('rq-10-7-2-0-23', '192.168.5.0/24'))).status).toBe(201);
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rq')).toMatchObject({ allocated: 0, free: '2' }),
+    );
+    expect((await api.delete('ipprefixpools/rq')).status).toBe(200);
+    await api.post('ipprefixpools', rangedPool('rq', ['10.7.0.0/22']));
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rq')).toMatchObject({ allocated: 0, free: '2' }),
+    );
+    const values = [];
+    for (const name of ['rq-a', 'rq-b', 'rq-c'])
+      values.push((await api.post('claims', claim(name, rangedRef('rq')))).body.status.value);
+    expect(values.slice(0, 2).sort()).toEqual(['10.7.0.0/24', '10.7.1.0/24']);
+    expect(values[2]).toBeUndefined();
+  });
+
   it('cannot be held where an object of the pool overlaps it (409, naming the object)', async () => {
     const taken = await api.post('ipprefixes', holder('rs-10-9-2-0-23', '192.168.3.0/24'));
     expectFailure(taken, 409, 'AlreadyExists');
