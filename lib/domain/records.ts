@@ -122,6 +122,11 @@ export interface AllocationRecord {
    */
   unchecked?: number;
   /**
+   * A claim's object of a pool of a range of prefix lengths that a checker on its placer's behalf (the
+   * stream function, the repair sweep) found free of overlap: kept, so no other checker takes it back.
+   */
+  kept?: boolean;
+  /**
    * Pools of a range of prefix lengths: their longest length, so the stream function knows the run of
    * finest slots the prefix covers without reading the pool.
    */

@@ -39,6 +39,10 @@
  * delete the hold too, so a delete that died in between leaves nothing. A held hold whose object is gone
  * is deleted by whoever meets it. Names are immutable (a PUT cannot rename), so nothing else moves one.
  *
+ * A prefix's hold, kept from a pool of a range of lengths too: such a pool keys its objects by its own
+ * layout, not at the hold's key, so step 1 also leaves a mark that the pool's overlap check reads, and
+ * then checks that pool's objects itself (service/prefix-check.ts gives the order and why it is enough).
+ *
  * A hold is no allocation object: lists and `?pool=` do not show it (it has no index entry), `allocated`
  * does not count it, `Valid` of the object is of its own pool and value. It does make the value it names
  * not free: the summaries mark it in a second bitmap (service/tally.ts), so `free` and `Available` of
@@ -47,11 +51,15 @@
 import { AlreadyExistsError } from '../domain/errors.ts';
 import type { AllocationKind, PoolKind, Resource } from '../domain/kinds.ts';
 import { nameRole, type NameRole } from '../domain/name-roles.ts';
-import type { AllocationRecord, ItemKey, NameHoldRecord } from '../domain/records.ts';
+import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
-import type { ParsedValue } from '../domain/values.ts';
-import { allocationKey, nameKey } from '../store/keys.ts';
+import { familyOf, type ParsedValue } from '../domain/values.ts';
+import { ipPrefixValues } from '../domain/ip.ts';
+import { spaceOf } from '../domain/objects.ts';
+import { isRanged } from '../domain/prefix-pools.ts';
+import { allocationKey, nameKey, poolKeyOf, type PoolId } from '../store/keys.ts';
 import type { Stored } from '../store/items.ts';
+import { heldPrefixKey, rangedAllocationKey, type HeldPrefixRecord } from '../store/overlaps.ts';
 import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
 
 /** What sits at an allocation key: an allocation object or a name hold. */
@@ -117,17 +125,75 @@ export async function placeHold(
   hold: NameHoldRecord,
 ): Promise<AtAllocationKey | undefined> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (await ctx.table.holds.put(key, hold)) return undefined;
+    if (await ctx.table.holds.put(key, hold)) return markPrefix(ctx, key, hold);
     const there = await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
     if (!there) continue;
     if (there.t !== 'hold') return there;
-    if (there.metadata.uid === hold.metadata.uid) return undefined;
+    if (there.metadata.uid === hold.metadata.uid) return markPrefix(ctx, key, hold);
     if ((await judgeHold(ctx, there, false)) === 'stands') return there;
   }
   throw new AlreadyExistsError(`${hold.kind} "${hold.metadata.name}" kept changing; retry`).about(
     hold.kind,
     hold.metadata.name,
   );
+}
+
+/**
+ * Step 1 of a prefix's hold, after the hold's put: its mark, then the check of the pool's objects when
+ * the pool is one of a range of lengths that hands out the prefix's length (service/prefix-check.ts).
+ * Returns the object in the way (the mark and the hold withdrawn), or undefined: the hold stands.
+ */
+async function markPrefix(
+  ctx: ClaimContext,
+  key: ItemKey,
+  hold: NameHoldRecord,
+): Promise<Stored<AllocationRecord> | undefined> {
+  if (hold.kind !== 'IPPrefix') return undefined;
+  const value = ipPrefixValues.parse(hold.value);
+  if (!value.ok) return undefined;
+  const pool: PoolId = {
+    namespace: hold.metadata.namespace,
+    kind: hold.poolRef.kind,
+    name: hold.poolRef.name,
+  };
+  const mark: HeldPrefixRecord = {
+    t: 'heldPrefix',
+    value: hold.value,
+    length: value.value.length!,
+    metadata: hold.metadata,
+    hold: key,
+  };
+  await ctx.table.overlaps.mark(pool, value.value, mark);
+  const record = await ctx.table.get<PoolRecord>(poolKeyOf(pool));
+  const space = record?.t === 'pool' ? spaceOf(record) : undefined;
+  if (!space || !isRanged(space) || !space.fits(value.value)) return undefined;
+  const layout = {
+    family: familyOf(space) as 4 | 6,
+    min: space.prefixLengths!.min,
+    max: space.prefixLengths!.max,
+  };
+  const own = await ctx.table.get<AllocationRecord>(rangedAllocationKey(pool, layout, value.value));
+  const other =
+    own?.t === 'alloc'
+      ? own
+      : ((await ctx.table.overlaps.overlapping(pool, layout, value.value, { marks: false })) as
+          Stored<AllocationRecord> | undefined);
+  if (!other) return undefined;
+  await ctx.table.overlaps.unmark(heldPrefixKey(pool, value.value), hold.metadata.uid);
+  await ctx.table.holds.release(key, hold.metadata.uid);
+  return other;
+}
+
+/**
+ * Whether a held prefix's mark met by a claim's overlap check stands for a hold that stands (judged
+ * without waiting, as a request does); a mark whose hold is gone is dropped.
+ */
+export async function markStands(ctx: ClaimContext, mark: Stored<HeldPrefixRecord>): Promise<boolean> {
+  const hold = await ctx.table.get<NameHoldRecord>(mark.hold);
+  const own = hold?.t === 'hold' && hold.metadata.uid === mark.metadata.uid;
+  if (own && (await judgeHold(ctx, hold, false)) === 'stands') return true;
+  await ctx.table.overlaps.unmark({ pk: mark.pk, sk: mark.sk }, mark.metadata.uid);
+  return false;
 }
 
 /** Step 3: true once this object's hold is `held` (a retried confirm whose answer was lost included). */

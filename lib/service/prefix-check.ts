@@ -35,6 +35,34 @@
  *                                          confirm
  *   a stream record delivered twice        R again on the current state; a decision already made
  *                                          (settled, confirmed, withdrawn) is what a second one finds
+ *   two checkers on a placer's behalf      (the stream function, and the repair sweep when the record
+ *                                          is lost or late) may see different states: a claim's object
+ *                                          they find free is marked `kept` (conditional on its claim),
+ *                                          and they take one back only while it is not (conditional),
+ *                                          so whichever decides first is what the other finds
+ *
+ * Name holds (service/name-holds.ts) take part as one more kind of object. A hold of a prefix sits at
+ * the fixed-layout key, which no claim of a ranged pool puts, so it also leaves a mark in the pool's
+ * marks partition (store/overlaps.ts), which R reads: the marks' flag and the ancestors' marks in its
+ * BatchGetItem, and, only once the flag is there, one Query for a mark at or inside the prefix. The
+ * hold's own steps are W (hold, then flag, then mark) and R (the pool, read strongly; if it is ranged
+ * and hands out the prefix's length, the prefix's own key and every overlapping object):
+ *
+ *   case                                   what happens
+ *   a claim C and a hold H race            as two objects: C kept and H standing would need R_C to
+ *                                          miss the mark (W_flag or W_mark after R_C, so W_mark > W_C)
+ *                                          and R_H to miss C's object (W_C > R_H > W_mark): impossible
+ *   H's R finds an object                  H withdraws (mark, then hold): 409 naming the object
+ *   the pool does not exist at R_H         no claim of it has put yet (a claim reads its pool first),
+ *                                          so each one's W comes after W_mark, and its R sees the mark
+ *   a claim's R meets a mark               it judges the hold (name-holds.ts judgeHold, no wait): one
+ *                                          that stands (pending before its deadline, or held) is in
+ *                                          the way; a mark whose hold is gone is dropped, R again
+ *   a hold's request dies                  judged as any pending hold; its object is put only after
+ *                                          its mark and R, so a hold confirmed for it has its mark
+ *
+ * A mark of a length the pool does not hand out holds nothing of it (as a fixed pool's hold of another
+ * length). A fixed pool's claim path does not change: its holds are at its own keys, as before.
  *
  * An object is kept only by an actor whose R found nothing, and it is taken back only while not yet
  * kept (a claim's settle and a user's confirm are conditional, and so is every withdrawal), so a value
@@ -51,13 +79,34 @@ import { familyOf, type ParsedValue } from '../domain/values.ts';
 import type { Resource } from '../domain/kinds.ts';
 import { poolKeyOf, type PoolId } from '../store/keys.ts';
 import type { Stored } from '../store/items.ts';
-import { rangedAllocationKey, type RangedLayout } from '../store/overlaps.ts';
+import { rangedAllocationKey, type Overlap, type RangedLayout } from '../store/overlaps.ts';
 import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
+import { markStands } from './name-holds.ts';
 
 export type Placement =
   | { kind: 'placed'; key: ItemKey }
   | { kind: 'taken'; key: ItemKey }
-  | { kind: 'overlaps'; key: ItemKey; other: Stored<AllocationRecord> };
+  | { kind: 'overlaps'; key: ItemKey; other: Overlap };
+
+/** Marks of gone holds one R drops before it gives up on them (and answers an overlap). */
+const STALE_MARKS = 8;
+
+/**
+ * R: an object or a standing hold's mark that overlaps `value` (see the top of the file); a mark whose
+ * hold is gone is dropped on the way.
+ */
+export async function overlapOf(
+  ctx: ClaimContext,
+  pool: PoolId,
+  layout: RangedLayout,
+  value: ParsedValue,
+  options: { batch?: boolean } = {},
+): Promise<Overlap | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    const other = await ctx.table.overlaps.overlapping(pool, layout, value, options);
+    if (other?.t !== 'heldPrefix' || attempt >= STALE_MARKS || (await markStands(ctx, other))) return other;
+  }
+}
 
 /** The key layout of a pool of a range of lengths. */
 export function layoutOf(space: PoolSpace): RangedLayout {
@@ -93,7 +142,7 @@ export async function placeChecked(
     const held = user ? await ctx.table.get<AllocationRecord>(key) : undefined;
     if (held?.metadata.uid !== record.metadata.uid) return { kind: 'taken', key };
   }
-  const other = await ctx.table.overlaps.overlapping(pool, layout, value);
+  const other = await overlapOf(ctx, pool, layout, value);
   if (other && (await takeBack(ctx, key, stored))) return { kind: 'overlaps', key, other };
   if (user && !other) await ctx.table.overlaps.confirm(key, record.metadata.uid);
   if (!user) return { kind: 'placed', key };
@@ -107,8 +156,11 @@ export async function placeChecked(
 /** Takes back an object not yet kept; false when it was kept (or went) meanwhile. */
 async function takeBack(ctx: ClaimContext, key: ItemKey, record: AllocationRecord): Promise<boolean> {
   if (record.origin === 'user') return ctx.table.overlaps.withdrawUnchecked(key, record.metadata.uid);
-  await ctx.table.deleteBoundAllocation(key, record.spec.claimRef!.name, record.spec.claimRef!.uid);
-  return true;
+  const { name, uid } = record.spec.claimRef!;
+  if (await ctx.table.overlaps.takeBackClaimObject(key, name, uid)) return true;
+  // Not taken back: a checker kept it (false), or it is gone already (as good as taken back).
+  const now = await ctx.table.get<AllocationRecord>(key);
+  return !(now?.t === 'alloc' && now.metadata.uid === record.metadata.uid);
 }
 
 /**
@@ -123,13 +175,19 @@ export async function recheck(
   key: ItemKey,
   record: AllocationRecord,
 ): Promise<boolean> {
-  const other = await ctx.table.overlaps.overlapping(pool, layout, value, { batch: false });
-  if (other) {
-    await takeBack(ctx, key, record);
-    return false;
+  const other = await overlapOf(ctx, pool, layout, value, { batch: false });
+  const uid = record.metadata.uid;
+  if (other && (await takeBack(ctx, key, record))) return false;
+  // Nothing found, or another checker kept it first: kept (a claim's object is marked so, as a user's
+  // is confirmed, so that no checker takes back what another kept). False when it went meanwhile.
+  if (record.origin === 'user') {
+    if (!other) await ctx.table.overlaps.confirm(key, uid);
+  } else if (!other && !record.kept) {
+    const { name, uid: claimUid } = record.spec.claimRef!;
+    if (!(await ctx.table.overlaps.keepClaimObject(key, name, claimUid))) return false;
   }
-  if (record.origin === 'user') await ctx.table.overlaps.confirm(key, record.metadata.uid);
-  return true;
+  const now = await ctx.table.get<AllocationRecord>(key);
+  return now?.t === 'alloc' && now.metadata.uid === uid && now.unchecked === undefined;
 }
 
 /** How often the stream function looks again while a placer may still be at work. */

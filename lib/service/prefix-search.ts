@@ -103,7 +103,9 @@ export async function decideRanged<Outcome>(
     const result = await place(asked.value, false);
     if (result.kind === 'placed')
       return { outcome: parts.allocated(placed!.record, placed!.key), collisions: 0 };
-    const holder = result.kind === 'taken' ? await ctx.table.get<AllocationRecord>(result.key) : result.other;
+    const found = result.kind === 'taken' ? await ctx.table.get<AllocationRecord>(result.key) : result.other;
+    // An object, or a name hold's mark (prefix-check.ts): then no object is in the way, a name is.
+    const holder = found?.t === 'heldPrefix' ? undefined : found;
     // Its own object, put by an attempt that died before its check: checked now, then bound.
     const own = holder?.origin === 'claim' && holder.spec.claimRef?.uid === claim.metadata.uid;
     const checked = !own || (await recheck(ctx, poolId, layout, asked.value, result.key, holder!));
@@ -113,7 +115,7 @@ export async function decideRanged<Outcome>(
     }
     const verb = result.kind === 'taken' ? 'is held by' : 'overlaps';
     const by = holder?.spec.claimRef?.name ? ` (claim ${holder.spec.claimRef.name})` : '';
-    const message = `${asked.value.value} ${verb} ${holder?.metadata.name ?? 'another allocation object'}${by}`;
+    const message = `${asked.value.value} ${verb} ${found?.metadata.name ?? 'another allocation object'}${by}`;
     return { outcome: parts.waiting('ValueTaken', message), collisions: 1 };
   }
 
@@ -207,7 +209,9 @@ interface SearchOptions {
   /** A preview: candidates in order always (a lost pick there is no race). */
   inOrder?: boolean;
   /** Tries a candidate; a loss may name the object in the way (whose whole run is then skipped). */
-  pick(value: ParsedValue): Promise<{ placed: boolean; held?: AllocationRecord; free?: boolean }>;
+  pick(
+    value: ParsedValue,
+  ): Promise<{ placed: boolean; held?: Pick<AllocationRecord, 'value'>; free?: boolean }>;
 }
 
 /**
@@ -341,6 +345,7 @@ export async function previewRanged(
     spread: false,
     inOrder: true,
     pick: async (value) => {
+      // The store's read as it is (a preview writes nothing: a stale hold's mark is dropped by a claim).
       const other = await ctx.table.overlaps.overlapping(poolId, layout, value);
       const own = other
         ? undefined

@@ -46,11 +46,14 @@ import type {
 } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
-import { memberId } from './tally-runs.ts';
+import { holdMemberId, memberId } from './tally-runs.ts';
 import { resolvePlacement } from './prefix-check.ts';
 import { claimValueChanged, refreshCarved } from './carving.ts';
 
-import { timestamp } from '../domain/objects.ts';
+import { spaceOf, timestamp } from '../domain/objects.ts';
+import { isRanged } from '../domain/prefix-pools.ts';
+import { familyOf, type PoolSpace } from '../domain/values.ts';
+import { heldPrefixKey } from '../store/overlaps.ts';
 import { objectKey, poolKeyOf, type PoolId } from '../store/keys.ts';
 import { type Stored } from '../store/items.ts';
 import { type ClaimContext } from './context.ts';
@@ -104,7 +107,9 @@ export async function reconcileRecord(ctx: ClaimContext, record: ChangeRecord): 
           poolKindInfo(pool.kind)!.resource,
           pool.metadata.name,
         );
-      return poolChanged(record);
+      const touched = poolChanged(record);
+      if (record.eventName === 'INSERT' && pool) touched.push(...(await heldBeforePool(ctx, record, pool)));
+      return touched;
     }
     case 'hold':
       return holdChanged(ctx, record);
@@ -210,28 +215,76 @@ function slotTouched(
 
 /**
  * A name hold's record: the slot it holds, and the hold judged (its request may have died). In a pool
- * of a range of prefix lengths a name hold occupies its key only (its summaries are of allocation
- * objects' runs, service/tally-runs.ts): it changes no summary there.
+ * of a range of prefix lengths the hold is a member of the summaries (its prefix's run, counted as no
+ * object, service/tally-runs.ts) when the pool hands out its length; a hold that went takes its mark
+ * (service/prefix-check.ts) with it.
  */
 async function holdChanged(ctx: ClaimContext, record: ChangeRecord): Promise<Touched[]> {
   const hold = (record.newImage ?? record.oldImage) as unknown as NameHoldRecord;
   const stored = await ctx.table.get<AllocationRecord | NameHoldRecord>(record.keys);
   const pool = { namespace: hold.metadata.namespace, kind: hold.poolRef.kind, name: hold.poolRef.name };
+  const standing = stored?.t === 'hold' && stored.value === hold.value;
+  const space = hold.kind === 'IPPrefix' ? await poolSpace(ctx, pool) : undefined;
   const pools =
     stored?.t === 'alloc' && stored.finest !== undefined
       ? [] // an object of a range pool replaced the hold: its own record counts it
-      : (await inRangedPool(ctx, pool))
-        ? []
+      : space && isRanged(space)
+        ? heldPrefixTouched(pool, space, hold.value, record.id, standing)
         : slotTouched(pool, hold.kind, hold.value, record, stored);
   if (stored?.t === 'hold') await judgeHold(ctx, stored, true);
+  if (!(stored?.t === 'hold' && stored.metadata.uid === hold.metadata.uid)) await unmarkHold(ctx, pool, hold);
   return pools;
 }
 
-/** Whether the pool is an IPPrefixPool of a range of prefix lengths. */
-async function inRangedPool(ctx: ClaimContext, id: PoolId): Promise<boolean> {
-  if (id.kind !== 'IPPrefixPool') return false;
+/** Drops the mark of a hold that went (conditional on its uid: a later hold's mark stays). */
+async function unmarkHold(ctx: ClaimContext, pool: PoolId, hold: NameHoldRecord): Promise<void> {
+  if (hold.kind !== 'IPPrefix') return;
+  const value = valueKind(hold.kind).parse(hold.value);
+  if (value.ok) await ctx.table.overlaps.unmark(heldPrefixKey(pool, value.value), hold.metadata.uid);
+}
+
+/** A held prefix of a pool of a range of lengths as a member change (none for a length it does not hand out). */
+function heldPrefixTouched(
+  pool: PoolId,
+  space: PoolSpace,
+  valueText: string,
+  recordId: string,
+  present: boolean,
+): Touched[] {
+  const value = valueKind('IPPrefix').parse(valueText);
+  if (!value.ok || !space.fits(value.value)) return [];
+  const { slot, family, length } = value.value;
+  const shift = space.prefixLengths!.max - length!;
+  const first = slot << BigInt(shift);
+  const run = { member: holdMemberId(first, shift), first, span: 1n << BigInt(shift) };
+  return [{ pool, change: { record: recordId, slot: first, family, present, hold: true, run } }];
+}
+
+/** The pool's space, when the pool exists. */
+async function poolSpace(ctx: ClaimContext, id: PoolId): Promise<PoolSpace | undefined> {
   const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
-  return pool?.t === 'pool' && pool.spec.allocationPrefixLengths !== undefined;
+  return pool?.t === 'pool' ? spaceOf(pool) : undefined;
+}
+
+/**
+ * A new IPPrefixPool of a range of lengths: the prefixes held before it existed, from their marks
+ * (store/overlaps.ts), as hold members for its first recount. (Their holds' records found no pool and
+ * set a bit at the prefix's own slot, as for a pool of one length: the same slot when the prefix is a
+ * /max, else a bit the repair sweep finds is no member's and clears.) A hold whose mark came after this
+ * read is confirmed after it, and that record finds the pool.
+ */
+async function heldBeforePool(ctx: ClaimContext, record: ChangeRecord, pool: PoolRecord): Promise<Touched[]> {
+  const id = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
+  if (id.kind !== 'IPPrefixPool') return [];
+  const space = await poolSpace(ctx, id);
+  if (!space || !isRanged(space)) return [];
+  const touched: Touched[] = [];
+  for (const mark of await ctx.table.overlaps.marks(id, familyOf(space) as 4 | 6)) {
+    const hold = await ctx.table.get<NameHoldRecord>(mark.hold);
+    const standing = hold?.t === 'hold' && hold.metadata.uid === mark.metadata.uid;
+    touched.push(...heldPrefixTouched(id, space, mark.value, `${record.id}#${mark.sk}`, standing));
+  }
+  return touched;
 }
 
 /** Release: the pool's reclaim policy, applied only if the allocation still names this claim's uid. */

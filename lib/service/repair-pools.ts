@@ -10,7 +10,7 @@ import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../doma
 import { valueKind } from '../domain/spaces.ts';
 import { familyOf, type PoolSpace } from '../domain/values.ts';
 import { isRanged } from '../domain/prefix-pools.ts';
-import { isHeld, setHeld, type GroupSummary, type Stored } from '../store/items.ts';
+import { isHeld, setHeld, type Stored } from '../store/items.ts';
 import {
   allocationKey,
   GROUP_BITS,
@@ -18,11 +18,13 @@ import {
   objectKey,
   poolKeyOf,
   type GroupRef,
-  type PoolId,
 } from '../store/keys.ts';
 import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts';
 import { reclaim, refreshPool } from './reconcile.ts';
+import { resolvePlacement } from './prefix-check.ts';
 import { countSummaries, firstFree } from './tally.ts';
+import { GROUP_SIZE, listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
+import { checkRangedAllocation, checkRangedGroups, couldTakeRanged } from './repair-ranged.ts';
 import {
   claimItem,
   exhausted,
@@ -38,26 +40,8 @@ import {
 const OBJECT_PAGE = 100;
 /** Waiting claims of one pool looked at per run (the stream function wakes as many per refresh). */
 const WAITING_LIMIT = 100;
-const GROUP_SIZE = 1n << GROUP_BITS;
 
-const refId = (ref: GroupRef) => `${ref.family ?? 0}:${ref.group.toString(16)}`;
 const sameKey = (a: ItemKey | undefined, b: ItemKey) => a?.pk === b.pk && a.sk === b.sk;
-
-/** One pool's group summaries as this run read them (consistently), and which objects each group has. */
-interface PoolWalk {
-  pool: Stored<PoolRecord>;
-  id: PoolId;
-  summaries: Map<string, { ref: GroupRef; summary: GroupSummary }>;
-  /**
-   * An IPPrefixPool of a range of prefix lengths: its summaries are the union of member runs (`m`,
-   * service/tally-runs.ts) and its counts count members, which this sweep's bit-per-value checks do not
-   * know. Its summary bits, counts and waiting claims are left alone (the stream function's recount still
-   * mends them); its objects' bindings and its claims are checked as for any pool.
-   */
-  ranged: boolean;
-  /** Per group, the slots that hold an object; only when this run walked the pool's objects from the start. */
-  seen?: Map<string, Set<bigint>>;
-}
 
 /** Sweeps one pool from the cursor; false when the budget ran out (the cursor says where to go on). */
 export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise<boolean> {
@@ -70,6 +54,7 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
     summaries: new Map(),
     ranged: isRanged(spaceOf(pool)),
     seen: cursor.shard === 0 && cursor.after === undefined ? new Map() : undefined,
+    seenMembers: cursor.shard === 0 && cursor.after === undefined ? new Map() : undefined,
   };
   while (cursor.shard < LIST_SHARDS) {
     if (exhausted(sweep)) return false;
@@ -87,39 +72,25 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
   }
   // The rest of the pool is one unit of work: its groups, counts and waiting claims.
   if (exhausted(sweep)) return false;
-  if (walk.ranged) return true; // see PoolWalk.ranged
   let held: Set<bigint> | undefined;
   if (sweep.recheckMs > 0 && !sweep.dryRun) {
     // First only look: a disagreement may be a record in flight, which the stream function settles.
     const look: Sweep = { ...sweep, dryRun: true, found: zeroCounts(), fixed: zeroCounts() };
-    await checkGroups(look, walk);
+    await (walk.ranged ? checkRangedGroups(look, walk) : checkGroups(look, walk));
     held = await checkCounts(look, walk);
     sweep.requests = look.requests;
     if (look.found.summaryBit + look.found.poolCounts > 0) {
       await new Promise((resolve) => setTimeout(resolve, sweep.recheckMs));
-      Object.assign(walk, { summaries: new Map(), seen: undefined });
+      Object.assign(walk, { summaries: new Map(), seen: undefined, seenMembers: undefined });
       held = undefined;
     }
   }
   if (!held) {
-    await checkGroups(sweep, walk);
+    await (walk.ranged ? checkRangedGroups(sweep, walk) : checkGroups(sweep, walk));
     held = await checkCounts(sweep, walk);
   }
   if (held) await checkWaiting(sweep, walk, held);
   return true;
-}
-
-async function readSummary(sweep: Sweep, walk: PoolWalk, ref: GroupRef): Promise<GroupSummary> {
-  const cached = walk.summaries.get(refId(ref));
-  if (cached) return cached.summary;
-  spend(sweep);
-  const summary = await sweep.ctx.table.summaries.readGroup(walk.id, ref);
-  walk.summaries.set(refId(ref), { ref, summary });
-  return summary;
-}
-
-function olderThanGrace(sweep: Sweep, allocation: AllocationRecord): boolean {
-  return Date.now() - Date.parse(allocation.metadata.creationTimestamp) > sweep.graceMs;
 }
 
 /** One allocation object: its summary bit, and its claimRef against the claim it names. */
@@ -130,7 +101,8 @@ async function checkAllocation(
 ): Promise<void> {
   const key = { pk: allocation.pk, sk: allocation.sk };
   const value = valueKind(allocation.kind).parse(allocation.value);
-  if (value.ok && !walk.ranged) {
+  if (value.ok && walk.ranged) await checkRangedAllocation(sweep, walk, allocation, value.value, key);
+  else if (value.ok) {
     const { slot, family } = value.value;
     const ref = { family, group: slot >> GROUP_BITS };
     if (walk.seen) {
@@ -171,6 +143,13 @@ async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: Ite
       if (handlerMayRun(live)) return;
       await fix(sweep, 'unsettledClaim', async () => {
         forgetClaim(sweep, claimKey);
+        if (allocation.finest !== undefined) {
+          // A pool of a range of lengths: its handler may have died before its check for overlap, which
+          // is done now on its behalf, as the stream function would (service/prefix-check.ts).
+          const resolved = await resolvePlacement(ctx, key, { ...allocation, ...key }, claimKey);
+          if (resolved.reallocate) await reconcileClaim(ctx, claimKey);
+          if (!resolved.kept) return resolved.reallocate;
+        }
         const settled = await settle(
           ctx,
           claimKey,
@@ -257,15 +236,6 @@ async function setBit(
   return false;
 }
 
-/** Lists a group in the pool's directory, so a recount sees it. */
-async function listGroup(sweep: Sweep, walk: PoolWalk, ref: GroupRef): Promise<boolean> {
-  await sweep.ctx.table.summaries.listGroup(walk.id, ref);
-  await sweep.ctx.table.summaries.finishGroup(walk.id, ref, []);
-  const cached = walk.summaries.get(refId(ref));
-  if (cached) cached.summary = { ...cached.summary, listed: true };
-  return true;
-}
-
 /** Each listed group's held bits against the objects: a bit whose object is gone (a lost removal). */
 async function checkGroups(sweep: Sweep, walk: PoolWalk): Promise<void> {
   const info = poolKindInfo(walk.pool.kind)!;
@@ -340,7 +310,8 @@ async function checkWaiting(sweep: Sweep, walk: PoolWalk, held: Set<bigint>): Pr
     const item = await claimItem(sweep, key.sk);
     if (item?.t !== 'claim' || item.phase !== 'Waiting') continue;
     const reason = item.status.conditions[0]?.reason;
-    if (reason !== 'PoolNotFound' && !couldTake(walk.pool, space, item, held)) continue;
+    const could = walk.ranged ? couldTakeRanged : couldTake;
+    if (reason !== 'PoolNotFound' && !could(walk.pool, space, item, held)) continue;
     await fix(sweep, 'waitingClaim', async () => {
       forgetClaim(sweep, key);
       return (await reconcileClaim(ctx, key))?.phase === 'Allocated';

@@ -12,6 +12,7 @@ export const REPAIR_KINDS = [
   'orphanedAllocation',
   'duplicateAllocation',
   'unsettledClaim',
+  'uncheckedObject',
   'lostOffer',
   'summaryBit',
   'poolCounts',

@@ -13,8 +13,12 @@
  *   an object bound to a live claim that holds         settling the claim with it          unsettledClaim
  *     nothing, past the claim's deadline
  *   an object offered to a name whose stub lacks it    offering it again                   lostOffer
+ *   a user's object of a range pool left unchecked     checking it for overlap for its     uncheckedObject
+ *     past its handler's deadline                      handler: confirm, or withdraw
  *   a group summary bit that disagrees with the        setting the bit from the objects    summaryBit
- *     objects (or a group missing from the directory)  (and listing the group)
+ *     objects (or a group missing from the directory)  (and listing the group); in a pool
+ *                                                      of a range of lengths, its members
+ *                                                      (service/repair-ranged.ts)
  *   a pool's counts that disagree with its summaries   the stream's recount                poolCounts
  *   a waiting claim that could be allocated or bound   allocating it (reconcileClaim)      waitingClaim
  *   a claim still Allocating past its deadline         finishing it (reconcileClaim)       stuckClaim

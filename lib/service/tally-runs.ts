@@ -11,6 +11,9 @@
  * that flipped as runs, `[offset, ±1, raced, span, objects]`: `span` bits from `offset`, and the
  * change in the object count (an object is counted in the group of its first slot only). Markers of a
  * pool of one length stay `[offset, ±1, raced?]` and its groups carry no `m`.
+ *
+ * A name hold of a prefix of such a pool (service/name-holds.ts) is a member too, `<first>+<log2>h`: its
+ * run is held (in `b`, and in the holds bitmap `h`), but it is no allocation object (counted 0).
  */
 import type { MarkerEntry } from '../store/items.ts';
 import { setHeld } from '../store/items.ts';
@@ -24,10 +27,38 @@ export function memberId(first: bigint, shift: number): string {
   return `${first.toString(16)}+${shift}`;
 }
 
-function memberRun(id: string): { first: bigint; last: bigint } {
+/** The member id of a name hold of the prefix whose run starts at `first` and holds 2^shift slots. */
+export function holdMemberId(first: bigint, shift: number): string {
+  return `${memberId(first, shift)}h`;
+}
+
+export function isHoldMember(id: string): boolean {
+  return id.endsWith('h');
+}
+
+/** The run of finest slots a member (an object's or a hold's) covers. */
+export function memberRun(id: string): { first: bigint; last: bigint } {
   const [first, shift] = id.split('+');
   const start = BigInt(`0x${first}`);
-  return { first: start, last: start + (1n << BigInt(shift ?? 0)) - 1n };
+  return { first: start, last: start + (1n << BigInt(Number.parseInt(shift ?? '0', 10))) - 1n };
+}
+
+/** Whether the member is an allocation object counted in `group` (its run starts there; no hold). */
+export function countedIn(id: string, group: bigint): boolean {
+  return !isHoldMember(id) && startsIn(id, group);
+}
+
+/** A group's bitmaps from its members: held (`b`, every run) and name-held (`h`, the holds' runs). */
+export function bitmapsOfMembers(
+  members: Iterable<string>,
+  group: bigint,
+  bytes: number,
+): { bits: Uint8Array; holds: Uint8Array } {
+  const all = [...members];
+  return {
+    bits: bitsOfMembers(all, group, bytes),
+    holds: bitsOfMembers(all.filter(isHoldMember), group, bytes),
+  };
 }
 
 /** Whether the member's run starts in `group` (where the object is counted). */

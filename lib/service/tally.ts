@@ -21,7 +21,8 @@
  *
  * A slot is free, held by an allocation object, or held by a name hold (service/name-holds.ts): a second
  * bitmap marks the holds, so a name-held value is not free (claims skip it, as they read the first
- * bitmap only) but is no allocation object of the pool (`allocated` leaves it out).
+ * bitmap only) but is no allocation object of the pool (`allocated` leaves it out). In a pool of a range
+ * of prefix lengths a hold is a member whose run is held and name-held (service/tally-runs.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ordinalOf, runsFrom } from '../domain/candidates.ts';
@@ -33,7 +34,7 @@ import { familyOf, type PoolSpace } from '../domain/values.ts';
 import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
 import { isHeld, setHeld, type GroupSummary, type MarkerEntry } from '../store/items.ts';
 import { MARKERS_PER_WRITE } from '../store/summaries.ts';
-import { bitsOfMembers, flippedRuns, groupsOfRun, startsIn } from './tally-runs.ts';
+import { bitmapsOfMembers, countedIn, flippedRuns, groupsOfRun } from './tally-runs.ts';
 
 /** An allocation object of the pool appeared (present) or went, as stream record `record` says. */
 export interface SlotChange {
@@ -172,10 +173,11 @@ async function recordChanges(
         if (change.present === members.has(member)) continue; // applied already, or changes nothing
         if (change.present) members.add(member);
         else members.delete(member);
-        const after = bitsOfMembers(members, ref.group, bits.length);
-        const counted = startsIn(member, ref.group) ? (change.present ? 1 : -1) : 0;
-        markers.push({ id: marker, entries: flippedRuns(bits, after, change.raced === true, counted) });
-        bits = after;
+        const after = bitmapsOfMembers(members, ref.group, bits.length);
+        const counted = countedIn(member, ref.group) ? (change.present ? 1 : -1) : 0;
+        markers.push({ id: marker, entries: flippedRuns(bits, after.bits, change.raced === true, counted) });
+        bits = after.bits;
+        holds.set(after.holds);
         continue;
       }
       const offset = Number(change.slot & (GROUP_SIZE - 1n));
@@ -369,7 +371,7 @@ export async function countSummaries(
     for (const marker of summary.pending.keys()) seen.add(marker);
     // A pool of a range of prefix lengths counts its objects (members), not its bits.
     const ranged = summary.members.size > 0;
-    for (const member of summary.members) if (startsIn(member, ref.group)) allocated++;
+    for (const member of summary.members) if (countedIn(member, ref.group)) allocated++;
     summary.bits.forEach((byte, index) => {
       for (let bit = 0; bit < 8; bit++) {
         if (((byte >> bit) & 1) === 0) continue;

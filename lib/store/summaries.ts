@@ -145,8 +145,10 @@ export class Summaries {
    */
   async deleteSummaries(pool: PoolId): Promise<void> {
     for await (const ref of this.listedGroups(pool)) {
-      const { holds, version } = await this.readGroup(pool, ref);
+      const { holds, members, version } = await this.readGroup(pool, ref);
       if (holds.some((byte) => byte !== 0)) {
+        // In a pool of a range of prefix lengths the holds are members too (`…h`, service/tally-runs.ts).
+        const held = [...members].filter((id) => id.endsWith('h'));
         await this.io.doc.send(
           new PutCommand({
             TableName: this.io.tableName,
@@ -154,6 +156,7 @@ export class Summaries {
               ...groupKey(pool, ref),
               b: storedBits(holds),
               h: storedBits(holds),
+              ...(held.length > 0 && { m: Object.fromEntries(held.map((id) => [id, 1])) }),
               v: (version ?? 0) + 1,
               l: 1,
             },

@@ -269,3 +269,105 @@ describe('a pre-provision whose request dies between its writes', () => {
     expect(allocatedState(wanting.body)).toBe('False/ValueTaken');
   });
 });
+
+describe('a prefix name of a pool of a range of lengths', () => {
+  const rangedRef = (name: string) => ({ kind: 'IPPrefixPool', name });
+  const rangedPool = (name: string, prefixes: string[]) => ({
+    metadata: { name },
+    spec: { prefixes, allocationPrefixLengths: { min: 23, max: 24, default: 24 } },
+  });
+  const holder = (name: string, prefix: string) => object('IPPrefix', name, 'holders', prefix);
+
+  it('held before the pool exists: no claim gets it, nor a prefix overlapping it', async () => {
+    await api.post('ipprefixpools', {
+      metadata: { name: 'holders' },
+      spec: { prefixes: ['192.168.0.0/16'], allocationPrefixLength: 24 },
+    });
+    expect((await api.post('ipprefixes', holder('rr-10-8-0-0-24', '192.168.1.0/24'))).status).toBe(201);
+    await api.post('ipprefixpools', rangedPool('rr', ['10.8.0.0/22']));
+    // Once the stream has counted it, the held /24 is not free (and claims skip it without trying).
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rr')).toMatchObject({ allocated: 0, total: '4', free: '3' }),
+    );
+    // Claims without a value pass it by: the first /24 is the next one, the /23 the upper one.
+    const any24 = await api.post('claims', claim('rr-24', rangedRef('rr')));
+    expect(any24.body.status.value).toBe('10.8.1.0/24');
+    const any23 = await api.post('claims', claim('rr-23', rangedRef('rr'), { prefixLength: 23 }));
+    expect(any23.body.status.value).toBe('10.8.2.0/23');
+    const exact = await api.post('claims', claim('rr-exact', rangedRef('rr'), { value: '10.8.0.0/24' }));
+    expect(allocatedState(exact.body)).toBe('False/ValueTaken');
+    expect(exact.body.status.conditions[0].message).toContain('rr-10-8-0-0-24');
+    const wide = await api.post('claims', claim('rr-wide', rangedRef('rr'), { value: '10.8.0.0/23' }));
+    expect(allocatedState(wide.body)).toBe('False/ValueTaken');
+    // Held, not free; no allocation object.
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rr')).toMatchObject({ allocated: 2, total: '4', free: '0' }),
+    );
+  });
+
+  it('the claim of the held prefix gets it once the hold goes', async () => {
+    expect((await api.delete('ipprefixes/rr-10-8-0-0-24')).status).toBe(200);
+    await eventually(async () => {
+      const waiting = (await api.get('claims/rr-exact')).body;
+      expect(waiting.status.value).toBe('10.8.0.0/24');
+    });
+    // The /23 still overlaps the /24 taken meanwhile.
+    expect(allocatedState((await api.get('claims/rr-wide')).body)).toBe('False/ValueTaken');
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rr')).toMatchObject({ allocated: 3, free: '0' }),
+    );
+  });
+
+  it('held while the pool exists: claims pass it by, and one that waits gets it when it goes', async () => {
+    await api.post('ipprefixpools', rangedPool('rs', ['10.9.0.0/22']));
+    expect((await api.post('ipprefixes', holder('rs-10-9-1-0-24', '192.168.2.0/24'))).status).toBe(201);
+    expect((await api.post('ipprefixes', holder('rs-10-9-3-0-24', '192.168.4.0/24'))).status).toBe(201);
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rs')).toMatchObject({ allocated: 0, free: '2' }),
+    );
+    // Both /23s overlap a held /24.
+    const wide = await api.post('claims', claim('rs-wide', rangedRef('rs'), { prefixLength: 23 }));
+    expect(allocatedState(wide.body)).toBe('False/PoolExhausted');
+    const values = new Map<string, string | undefined>();
+    for (const name of ['rs-a', 'rs-b', 'rs-c'])
+      values.set(name, (await api.post('claims', claim(name, rangedRef('rs')))).body.status.value);
+    // Which free /24 a claim gets is not the contract's; that the held ones are never given is.
+    expect([...values.values()].filter(Boolean).sort()).toEqual(['10.9.0.0/24', '10.9.2.0/24']);
+    const waiting = [...values.keys()].find((name) => values.get(name) === undefined)!;
+    expect(allocatedState((await api.get(`claims/${waiting}`)).body)).toBe('False/PoolExhausted');
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rs')).toMatchObject({ allocated: 2, free: '0' }),
+    );
+    // A hold goes: the waiting /24 gets the prefix it held.
+    expect((await api.delete('ipprefixes/rs-10-9-1-0-24')).status).toBe(200);
+    await eventually(async () =>
+      expect((await api.get(`claims/${waiting}`)).body.status.value).toBe('10.9.1.0/24'),
+    );
+  });
+
+  it('a pool deleted and created again keeps the prefix held, not free, not handed out', async () => {
+    await api.post('ipprefixpools', rangedPool('rq', ['10.7.0.0/22']));
+    expect((await api.post('ipprefixes', holder('rq-10-7-2-0-23', '192.168.5.0/24'))).status).toBe(201);
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rq')).toMatchObject({ allocated: 0, free: '2' }),
+    );
+    expect((await api.delete('ipprefixpools/rq')).status).toBe(200);
+    await api.post('ipprefixpools', rangedPool('rq', ['10.7.0.0/22']));
+    await eventually(async () =>
+      expect(await poolStatus('ipprefixpools/rq')).toMatchObject({ allocated: 0, free: '2' }),
+    );
+    const values = [];
+    for (const name of ['rq-a', 'rq-b', 'rq-c'])
+      values.push((await api.post('claims', claim(name, rangedRef('rq')))).body.status.value);
+    expect(values.slice(0, 2).sort()).toEqual(['10.7.0.0/24', '10.7.1.0/24']);
+    expect(values[2]).toBeUndefined();
+  });
+
+  it('cannot be held where an object of the pool overlaps it (409, naming the object)', async () => {
+    const taken = await api.post('ipprefixes', holder('rs-10-9-2-0-23', '192.168.3.0/24'));
+    expectFailure(taken, 409, 'AlreadyExists');
+    expect(taken.body.message).toContain('rs-10-9-2-0-24');
+    // Nothing of it stays: the holders' pool still has that /24 free.
+    expect((await api.post('ipprefixes', holder('h-3', '192.168.3.0/24'))).status).toBe(201);
+  });
+});

@@ -17,7 +17,12 @@ import { Table } from '../../lib/store/table.ts';
 import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ipPrefixValues } from '../../lib/domain/ip.ts';
+import type { ParsedValue } from '../../lib/domain/values.ts';
+import { rangedAllocationKey } from '../../lib/store/overlaps.ts';
+import { poolKeyOf } from '../../lib/store/keys.ts';
+import { bitmapsOfMembers, holdMemberId, memberId } from '../../lib/service/tally-runs.ts';
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
@@ -112,7 +117,7 @@ describe('the repair sweep', () => {
     await api.post('claims', claim('b1', { kind: 'IndexPool', name: 'kept' }));
     await api.post('claims', claim('ip1', { kind: 'IPAddressPool', name: 'ips' }));
     // A pool of a range of prefix lengths (issue 15): its summaries are member runs and its counts count
-    // objects, which the sweep leaves alone; its claims of several lengths and a user's prefix are bound.
+    // objects, which the sweep checks by members; its claims of several lengths and a user's prefix.
     expect(
       (
         await api.post('ipprefixpools', {
@@ -274,6 +279,186 @@ describe('the repair sweep', () => {
     expect((await allot.table.get<{ t: string }>(objectKey(ns, 'claims', 'nobody')))?.t).toBeUndefined();
     const kept = (await items(ns)).allocations.find((a) => a.spec.claimRef?.name === 'kept');
     expect(kept?.spec.claimRef).toEqual({ name: 'kept', uid: '' });
+
+    const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(again.report.found).toEqual(none());
+    expect(again.writes).toEqual([]);
+  });
+
+  const userPrefix = (name: string, prefix: string) => ({
+    metadata: { name },
+    spec: { poolRef: { kind: 'IPPrefixPool', name: 'rl' }, prefix },
+  });
+
+  it('mends a pool of a range of lengths: members, held prefixes, counts, waiting claims, unchecked objects', async () => {
+    const ns = 'ranged';
+    const api = client(allot.url, ns);
+    const ref = { kind: 'IPPrefixPool', name: 'rl' };
+    // 10.20.0.0/16 in /28s is 4096 finest slots: one group summary.
+    await api.post('ipprefixpools', {
+      metadata: { name: 'rl' },
+      spec: { prefixes: ['10.20.0.0/16'], allocationPrefixLengths: { min: 20, max: 28, default: 24 } },
+    });
+    await api.post('ipprefixpools', {
+      metadata: { name: 'other' },
+      spec: { prefixes: ['192.168.0.0/16'], allocationPrefixLength: 24 },
+    });
+    await api.post('claims', claim('r20', ref, { prefixLength: 20 }));
+    await api.post('claims', claim('r24', ref));
+    // A name that holds 10.20.255.0/24 of rl (issue 13): held, and no object of rl.
+    const holder = {
+      metadata: { name: 'rl-10-20-255-0-24' },
+      spec: { poolRef: { kind: 'IPPrefixPool', name: 'other' }, prefix: '192.168.1.0/24' },
+    };
+    expect((await api.post('ipprefixes', holder)).status).toBe(201);
+    await drain();
+    const id = { namespace: ns, kind: 'IPPrefixPool' as const, name: 'rl' };
+    const group = { family: 4 as const, group: 0xa14n };
+    const healthy = await allot.table.summaries.readGroup(id, group);
+    const held = holdMemberId(0xa14ff0n, 4);
+    expect(healthy.members).toContain(held);
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 2 });
+
+    // Lost records, written as they leave the table: r20's member gone, a member of a /24 that has no
+    // object, the hold's member gone, and counts that say 7.
+    const r20 = (await api.get('claims/r20')).body.status.value as string;
+    expect(r20).toBe('10.20.0.0/20');
+    const members = new Set(healthy.members);
+    members.delete(memberId(0xa14000n, 8));
+    members.delete(held);
+    const stray = memberId(0xa14800n, 4); // 10.20.128.0/24
+    members.add(stray);
+    const { bits, holds } = bitmapsOfMembers(members, group.group, healthy.bits.length);
+    expect(await allot.table.summaries.writeGroup(id, group, bits, healthy.version, [], holds, members)).toBe(
+      true,
+    );
+    await allot.table.doc.send(
+      new UpdateCommand({
+        TableName: allot.table.tableName,
+        Key: poolKeyOf(id),
+        UpdateExpression: 'SET #c.allocated = :n',
+        ExpressionAttributeNames: { '#c': 'counts' },
+        ExpressionAttributeValues: { ':n': 7 },
+      }),
+    );
+
+    const { report } = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(report.found.summaryBit).toBe(3);
+    expect(report.found.poolCounts).toBe(1);
+    expect(report.fixed).toEqual(report.found);
+    await drain();
+    const mended = await allot.table.summaries.readGroup(id, group);
+    expect(mended.members).toContain(memberId(0xa14000n, 8));
+    expect(mended.members).toContain(held);
+    expect(mended.members).not.toContain(stray);
+    expect(mended.bits).toEqual(bitmapsOfMembers(mended.members, group.group, mended.bits.length).bits);
+    expect(mended.holds).toEqual(bitmapsOfMembers([held], group.group, mended.bits.length).bits);
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 2 });
+
+    // A claim left waiting although a /22 is free (its wake-up was lost), its record lost too.
+    await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
+      t: 'claim',
+      metadata: {
+        name: 'idle',
+        namespace: ns,
+        uid: 'uid-idle',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
+      spec: { poolRef: ref, prefixLength: 22 },
+      status: {
+        conditions: [
+          {
+            type: 'Allocated',
+            status: 'False',
+            reason: 'PoolExhausted',
+            message: 'no /22 of rl is free',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+      phase: 'Waiting',
+      rv: 1,
+    });
+    expect(await queue.lose((r) => about(r, 'claim', 'idle'))).toBe(1);
+    const woken = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(woken.report.found).toEqual({ ...none(), waitingClaim: 1 });
+    expect(woken.report.fixed).toEqual(woken.report.found);
+    await drain();
+    expect((await api.get('claims/idle')).body.status.value).toMatch(/\/22$/);
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 3 });
+
+    // Users' prefixes whose handlers died between their put and their check, their records lost: one
+    // that overlaps nothing (10.20.64.0/24) and one written over r20's /20 (10.20.0.0/21).
+    expect((await api.post('ipprefixes', userPrefix('u-free', '10.20.64.0/24'))).status).toBe(201);
+    await drain();
+    const layout = { family: 4 as const, min: 20, max: 28 };
+    const parsed = (text: string) => ipPrefixValues.parse(text) as { ok: true; value: ParsedValue };
+    const freeKey = rangedAllocationKey(id, layout, parsed('10.20.64.0/24').value);
+    const free = (await allot.table.get<AllocationRecord>(freeKey))!;
+    const past = Date.now() - 1000;
+    await allot.table.doc.send(
+      new PutCommand({ TableName: allot.table.tableName, Item: { ...free, unchecked: past } }),
+    );
+    const overKey = rangedAllocationKey(id, layout, parsed('10.20.0.0/21').value);
+    const over = {
+      ...free,
+      ...overKey,
+      metadata: { ...free.metadata, name: 'u-over', uid: 'uid-over' },
+      value: '10.20.0.0/21',
+      spec: { ...free.spec, prefix: '10.20.0.0/21' },
+      unchecked: past,
+    };
+    await allot.table.doc.send(new PutCommand({ TableName: allot.table.tableName, Item: over }));
+    expect(await queue.lose((r) => about(r, 'alloc', 'u-free') || about(r, 'alloc', 'u-over'))).toBe(2);
+    const checked = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(checked.report.found.uncheckedObject).toBe(2);
+    expect(checked.report.fixed.uncheckedObject).toBe(2);
+    expect((await allot.table.get<AllocationRecord>(freeKey))?.unchecked).toBeUndefined();
+    expect((await allot.table.get<AllocationRecord>(freeKey))?.metadata.name).toBe('u-free');
+    expect(await allot.table.get(overKey)).toBeUndefined();
+    await drain();
+    expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 4 });
+
+    // A claim's handler that died between its put and its check, over r20's /20, its records lost: the
+    // sweep checks the object before it settles the claim on it, takes it back and allocates again.
+    await allot.table.createObject(objectKey(ns, 'claims', 'dead'), {
+      t: 'claim',
+      metadata: {
+        name: 'dead',
+        namespace: ns,
+        uid: 'uid-dead',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: {},
+        annotations: {},
+      },
+      spec: { poolRef: ref, prefixLength: 21 },
+      status: { conditions: [] },
+      phase: 'Allocating',
+      allocatingUntil: new Date(past).toISOString(),
+      rv: 1,
+    });
+    const { unchecked: _unchecked, ...confirmed } = over;
+    const deadObject = {
+      ...confirmed,
+      metadata: { ...over.metadata, name: 'rl-10-20-0-0-21', uid: 'uid-dead-object' },
+      origin: 'claim',
+      spec: { ...over.spec, claimRef: { name: 'dead', uid: 'uid-dead' } },
+    };
+    await allot.table.doc.send(new PutCommand({ TableName: allot.table.tableName, Item: deadObject }));
+    expect(await queue.lose((r) => about(r, 'claim', 'dead') || about(r, 'alloc', 'rl-10-20-0-0-21'))).toBe(
+      2,
+    );
+    const settled = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(settled.report.found.unsettledClaim).toBe(1);
+    expect(await allot.table.get(overKey)).toBeUndefined();
+    await drain();
+    const dead = (await api.get('claims/dead')).body;
+    expect(dead.status.value).toMatch(/\/21$/);
+    expect(dead.status.value.startsWith('10.20.0.') || dead.status.value.startsWith('10.20.8.')).toBe(false);
 
     const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     expect(again.report.found).toEqual(none());
