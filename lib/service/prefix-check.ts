@@ -43,8 +43,9 @@
  *
  * Name holds (service/name-holds.ts) take part as one more kind of object. A hold of a prefix sits at
  * the fixed-layout key, which no claim of a ranged pool puts, so it also leaves a mark in the pool's
- * marks partition (store/overlaps.ts), which R reads: the marks' flag and the ancestors' marks in its
- * BatchGetItem, and, only once the flag is there, one Query for a mark at or inside the prefix. The
+ * marks partition (store/overlaps.ts), which R reads: the marks' flag in its BatchGetItem, and, only
+ * once the flag is there, the ancestors' marks (a second BatchGetItem) and one Query for a mark at or
+ * inside the prefix; each of those reads comes after W_C, which is all the case below needs. The
  * hold's own steps are W (hold, then flag, then mark) and R (the pool, read strongly; if it is ranged
  * and hands out the prefix's length, the prefix's own key and every overlapping object):
  *

@@ -14,7 +14,8 @@
  * unknown. So the hold also leaves a mark in a partition of the pool's own, whatever its lengths: pk
  * `A#<ns>#IPPrefixPool#<pool>#v<family>.H`, sk as above (ancestors by key, descendants by one Query), and
  * a flag item (sk `#`, before every mark) that says the pool ever had a mark. The overlap read gets the
- * flag and the ancestors' marks in its one BatchGetItem, and queries the marks only when the flag is there.
+ * flag in its one BatchGetItem, and reads the marks (the ancestors' by key, the rest by one Query) only
+ * when the flag is there: a pool that never had a held prefix pays one key for them, not one a length.
  */
 import {
   BatchGetCommand,
@@ -96,9 +97,9 @@ export class Overlaps {
    * An allocation object or a held prefix's mark that overlaps `value` (contains it, lies inside it, or
    * for a mark is it), other than the object on its own key; undefined when none. Every read is strongly
    * consistent: the ancestors by key, one per length from `min` to the prefix's own length − 1, with the
-   * marks' flag and the ancestors' marks, in one BatchGetItem; the descendants by one Query of their key
-   * range, stopping at the first (none for a /max); the marks at or inside it by one more, only when the
-   * flag is there. `marks: false`: objects only (a hold's own check).
+   * marks' flag, in one BatchGetItem; the descendants by one Query of their key range, stopping at the
+   * first (none for a /max); only when the flag is there, the ancestors' marks by one more BatchGetItem
+   * and those at or inside it by one more Query. `marks: false`: objects only (a hold's own check).
    */
   async overlapping(
     pool: PoolId,
@@ -107,10 +108,11 @@ export class Overlaps {
     options: { batch?: boolean; marks?: boolean } = {},
   ): Promise<Overlap | undefined> {
     const marks = options.marks !== false;
+    const batch = options.batch !== false;
     const ancestors = ancestorsOf(value, layout.min);
     const keys = ancestors.map((a) => rangedAllocationKey(pool, layout, a));
-    if (marks) keys.push(heldFlagKey(pool, layout.family), ...ancestors.map((a) => heldPrefixKey(pool, a)));
-    const found = await this.getAny(keys, options.batch !== false);
+    if (marks) keys.push(heldFlagKey(pool, layout.family));
+    const found = await this.getAny(keys, batch);
     if (found && found.t !== 'flag') return found as Overlap;
     const length = value.length!;
     const bits = bitsOf(layout.family);
@@ -125,7 +127,16 @@ export class Overlaps {
       if (inside) return inside as Overlap;
     }
     if (!found) return undefined;
-    // The pool has marks: one at this prefix or inside it, of a length the pool hands out.
+    // The pool has had marks: its ancestors' by key, then one at this prefix or inside it, of a length
+    // the pool hands out. Read after the flag, so after this object's put, as the flag read is.
+    const held =
+      ancestors.length > 0
+        ? await this.getAny(
+            ancestors.map((a) => heldPrefixKey(pool, a)),
+            batch,
+          )
+        : undefined;
+    if (held) return held as Overlap;
     const mark = await this.firstIn(
       heldPk(pool, layout.family),
       rangedSk(layout.family, network, length),
