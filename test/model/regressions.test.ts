@@ -6,7 +6,7 @@ import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AllotStore } from '../../lib/local/stores.ts';
 import { startTestStore } from '../helpers/allot.ts';
-import { drainedViolations } from './invariants.ts';
+import { alwaysViolations, drainedViolations } from './invariants.ts';
 import { Clock, World, type Instance } from './world.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
@@ -200,6 +200,41 @@ describe('regressions found by the model', () => {
       provisioner.faults.beforeCall = undefined;
       expect(raced).toBe(true);
       expect(offered.status, JSON.stringify(offered.body)).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      await world.close();
+    }
+  });
+
+  it('deletes, in a cascade, the claim that binds an object after the cascade listed it', async () => {
+    const world = await World.create(store, 17, 2);
+    const [deleter, claimer] = world.instances as [Instance, Instance];
+    try {
+      await deleter.call('PUT', 'indexpools/p', { spec: { ranges: ['0..0'] } });
+      const offered = await deleter.call('PUT', 'indices/p-0', {
+        metadata: { annotations: { [ALLOW_BINDING]: 'true' } },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 0, claimRef: { name: 'c1' } },
+      });
+      expect(offered.status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      // The cascade has listed the object (unbound) and is about to delete it: c1 binds it first.
+      let raced = false;
+      deleter.faults.beforeCall = async (operation, input) => {
+        const key = input.Key as { pk?: string } | undefined;
+        if (raced || operation !== 'DeleteItem' || !key?.pk?.startsWith('A#')) return;
+        raced = true;
+        const bound = await claimer.call('PUT', 'claims/c1', {
+          spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+        });
+        expect(bound.body.status).toMatchObject({ value: '0', allocationRef: { name: 'p-0' } });
+      };
+      const deleted = await deleter.call('DELETE', 'indexpools/p?cascade=true');
+      deleter.faults.beforeCall = undefined;
+      expect(raced).toBe(true);
+      expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+      expect(alwaysViolations(await world.snapshot())).toEqual([]);
+      expect((await claimer.call('GET', 'claims/c1')).status).toBe(404);
       await world.queue.drain(world.streamHandler, world.random);
       expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
     } finally {

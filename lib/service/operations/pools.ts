@@ -7,7 +7,7 @@ import { sourceClaimOf } from '../../domain/carving.ts';
 import { prefixesOfClaim, readSourceClaim } from '../carving.ts';
 import { type PoolKindInfo } from '../../domain/kinds.ts';
 import { poolObject } from '../../domain/objects.ts';
-import { sameData, type PoolRecord } from '../../domain/records.ts';
+import { sameData, type AllocationRecord, type ItemKey, type PoolRecord } from '../../domain/records.ts';
 import { poolSpecChecker } from '../../domain/spaces.ts';
 
 import {
@@ -20,6 +20,7 @@ import {
   type JsonObject,
 } from '../../domain/validation.ts';
 import { ConditionFailedError } from '../../store/client.ts';
+import type { Stored } from '../../store/items.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
 import {
@@ -228,12 +229,8 @@ export async function deletePool(
   } else {
     // Allocation objects and their claims go first: a cascade cut short leaves the pool, and a retry
     // finishes it, so nothing is orphaned.
-    for await (const allocation of ctx.table.poolAllocations(namespace, info.allocationResource, name)) {
-      const ref = allocation.spec.claimRef;
-      if (ref?.uid) await ctx.table.deleteItem(objectKey(namespace, 'claims', ref.name), { uid: ref.uid });
-      await ctx.table.deleteItem({ pk: allocation.pk, sk: allocation.sk });
-      await releaseName(ctx, allocation, info.allocationResource);
-    }
+    for await (const listed of ctx.table.poolAllocations(namespace, info.allocationResource, name))
+      await deleteWithItsClaim(ctx, namespace, info, listed);
   }
   // The stream function's summaries of the pool go with it: a pool created again under the name starts
   // empty at once, not when the stream has caught up.
@@ -247,4 +244,37 @@ export async function deletePool(
   if (source !== undefined)
     await ctx.table.carvings.delete(namespace, source, { resource: info.resource, pool: name });
   return { statusCode: 200, body: poolObject(deleted) };
+}
+
+/** Attempts at one object of a cascade while claims keep binding it (each attempt reads it again). */
+const CASCADE_ATTEMPTS = 5;
+
+/**
+ * A cascade's delete of one allocation object, and of the claim bound to it. The delete is conditional
+ * on the revision read, so a claim that binds the object meanwhile (bumping it) is not left Allocated
+ * with its object gone: the object is read again, and its new claim goes with it.
+ */
+async function deleteWithItsClaim(
+  ctx: ClaimContext,
+  namespace: string,
+  info: PoolKindInfo,
+  listed: Stored<AllocationRecord>,
+): Promise<void> {
+  let allocation: Stored<AllocationRecord> | undefined = listed;
+  for (let attempt = 0; allocation && attempt < CASCADE_ATTEMPTS; attempt++) {
+    const ref = allocation.spec.claimRef;
+    if (ref?.uid) await ctx.table.deleteItem(objectKey(namespace, 'claims', ref.name), { uid: ref.uid });
+    const key: ItemKey = { pk: allocation.pk, sk: allocation.sk };
+    if (await ctx.table.deleteItem(key, { rv: allocation.rv })) {
+      await releaseName(ctx, allocation, info.allocationResource);
+      return;
+    }
+    // Changed since it was listed (the index lags) or read: as it is now, if it is still there.
+    const now: Stored<AllocationRecord> | undefined = await ctx.table.get<AllocationRecord>(key);
+    allocation = now?.t === 'alloc' ? now : undefined;
+  }
+  if (allocation)
+    throw new AlreadyExistsError(
+      `allocation object ${allocation.metadata.name} kept changing while the pool was deleted; retry`,
+    ).about(info.kind, allocation.spec.poolRef.name);
 }
