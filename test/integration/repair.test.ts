@@ -69,6 +69,36 @@ function about(record: DynamoDBRecord, type: string, name: string, eventName?: s
   return image.t === type && image.metadata?.name === name && (!eventName || record.eventName === eventName);
 }
 
+/** A claim "idle" left waiting (PoolExhausted) as if its wake-up was lost: written directly. */
+async function writeIdleClaim(ns: string, spec: ClaimRecord['spec'], message: string) {
+  await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
+    t: 'claim',
+    metadata: {
+      name: 'idle',
+      namespace: ns,
+      uid: 'uid-idle',
+      generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      labels: {},
+      annotations: {},
+    },
+    spec,
+    status: {
+      conditions: [
+        {
+          type: 'Allocated',
+          status: 'False',
+          reason: 'PoolExhausted',
+          message,
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    },
+    phase: 'Waiting',
+    rv: 1,
+  });
+}
+
 async function items(namespace: string) {
   const page = await allot.table.doc.send(
     new ScanCommand({ TableName: allot.table.tableName, ConsistentRead: true }),
@@ -228,32 +258,7 @@ describe('the repair sweep', () => {
     });
     lost.push(await queue.lose((r) => about(r, 'claim', 'stuck')));
     // A claim left waiting although its pool has room (its wake-up was lost), its record lost too.
-    await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
-      t: 'claim',
-      metadata: {
-        name: 'idle',
-        namespace: ns,
-        uid: 'uid-idle',
-        generation: 1,
-        creationTimestamp: '2026-01-01T00:00:00Z',
-        labels: {},
-        annotations: {},
-      },
-      spec: { poolRef: { kind: 'IndexPool', name: 'k' } },
-      status: {
-        conditions: [
-          {
-            type: 'Allocated',
-            status: 'False',
-            reason: 'PoolExhausted',
-            message: 'no candidate of k is free',
-            lastTransitionTime: '2026-01-01T00:00:00Z',
-          },
-        ],
-      },
-      phase: 'Waiting',
-      rv: 1,
-    });
+    await writeIdleClaim(ns, { poolRef: { kind: 'IndexPool', name: 'k' } }, 'no candidate of k is free');
     lost.push(await queue.lose((r) => about(r, 'claim', 'idle')));
     expect(lost.every((n) => n > 0)).toBe(true);
     await drain();
@@ -356,32 +361,7 @@ describe('the repair sweep', () => {
     expect((await api.get('ipprefixpools/rl')).body.status).toMatchObject({ allocated: 2 });
 
     // A claim left waiting although a /22 is free (its wake-up was lost), its record lost too.
-    await allot.table.createObject(objectKey(ns, 'claims', 'idle'), {
-      t: 'claim',
-      metadata: {
-        name: 'idle',
-        namespace: ns,
-        uid: 'uid-idle',
-        generation: 1,
-        creationTimestamp: '2026-01-01T00:00:00Z',
-        labels: {},
-        annotations: {},
-      },
-      spec: { poolRef: ref, prefixLength: 22 },
-      status: {
-        conditions: [
-          {
-            type: 'Allocated',
-            status: 'False',
-            reason: 'PoolExhausted',
-            message: 'no /22 of rl is free',
-            lastTransitionTime: '2026-01-01T00:00:00Z',
-          },
-        ],
-      },
-      phase: 'Waiting',
-      rv: 1,
-    });
+    await writeIdleClaim(ns, { poolRef: ref, prefixLength: 22 }, 'no /22 of rl is free');
     expect(await queue.lose((r) => about(r, 'claim', 'idle'))).toBe(1);
     const woken = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
     expect(woken.report.found).toEqual({ ...none(), waitingClaim: 1 });
