@@ -46,7 +46,7 @@ import type {
 } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import { tallyPool, type SlotChange } from './tally.ts';
-import { holdMemberId, memberId } from './tally-runs.ts';
+import { prefixMember } from './tally-runs.ts';
 import { resolvePlacement } from './prefix-check.ts';
 import { claimValueChanged, refreshCarved } from './carving.ts';
 
@@ -200,12 +200,10 @@ function slotTouched(
   if (finest !== undefined && length !== undefined) {
     // A pool of a range of prefix lengths: the run of finest slots the prefix covers, a member of the
     // group summaries while an allocation object is at its key (service/tally-runs.ts).
-    const shift = finest - length;
-    const first = slot << BigInt(shift);
+    const run = prefixMember(value.value, finest, false);
     const present = stored?.t === 'alloc';
     const raced = stored?.t === 'alloc' && stored.raced === true;
-    const run = { member: memberId(first, shift), first, span: 1n << BigInt(shift) };
-    return [{ pool, change: { record: record.id, slot: first, family, present, raced, run } }];
+    return [{ pool, change: { record: record.id, slot: run.first, family, present, raced, run } }];
   }
   const present = stored?.t === 'alloc' || stored?.t === 'hold';
   const hold = stored?.t === 'hold';
@@ -253,11 +251,9 @@ function heldPrefixTouched(
 ): Touched[] {
   const value = valueKind('IPPrefix').parse(valueText);
   if (!value.ok || !space.fits(value.value)) return [];
-  const { slot, family, length } = value.value;
-  const shift = space.prefixLengths!.max - length!;
-  const first = slot << BigInt(shift);
-  const run = { member: holdMemberId(first, shift), first, span: 1n << BigInt(shift) };
-  return [{ pool, change: { record: recordId, slot: first, family, present, hold: true, run } }];
+  const run = prefixMember(value.value, space.prefixLengths!.max, true);
+  const change = { record: recordId, slot: run.first, family: value.value.family, present, hold: true, run };
+  return [{ pool, change }];
 }
 
 /** The pool's space, when the pool exists. */

@@ -37,21 +37,12 @@ import { rangedAllocationKey } from '../store/overlaps.ts';
 import { layoutOf, resolvePlacement } from './prefix-check.ts';
 import { fix, keyText, spend, type Sweep } from './repair-sweep.ts';
 import { listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
-import {
-  bitmapsOfMembers,
-  groupsOfRun,
-  holdMemberId,
-  isHoldMember,
-  memberId,
-  memberRun,
-} from './tally-runs.ts';
+import { bitmapsOfMembers, groupsOfRun, isHoldMember, memberRun, prefixMember } from './tally-runs.ts';
 
 /** The member of a prefix of the pool, and the groups its run touches. */
 function memberOf(space: PoolSpace, value: ParsedValue, hold: boolean) {
-  const shift = space.prefixLengths!.max - value.length!;
-  const first = value.slot << BigInt(shift);
-  const member = hold ? holdMemberId(first, shift) : memberId(first, shift);
-  const refs = groupsOfRun(first, 1n << BigInt(shift)).map(({ group }) => ({ family: value.family, group }));
+  const { member, first, span } = prefixMember(value, space.prefixLengths!.max, hold);
+  const refs = groupsOfRun(first, span).map(({ group }) => ({ family: value.family, group }));
   return { member, refs };
 }
 

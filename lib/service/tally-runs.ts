@@ -32,6 +32,24 @@ export function holdMemberId(first: bigint, shift: number): string {
   return `${memberId(first, shift)}h`;
 }
 
+/**
+ * The member a prefix (`slot` numbered at its own `length`) of a pool whose finest length is `finest`
+ * makes: an object's, or (`hold`) a name hold's, and the run of finest slots it covers.
+ */
+export function prefixMember(
+  value: { slot: bigint; length?: number },
+  finest: number,
+  hold: boolean,
+): { member: string; first: bigint; span: bigint } {
+  const shift = finest - value.length!;
+  const first = value.slot << BigInt(shift);
+  return {
+    member: hold ? holdMemberId(first, shift) : memberId(first, shift),
+    first,
+    span: 1n << BigInt(shift),
+  };
+}
+
 export function isHoldMember(id: string): boolean {
   return id.endsWith('h');
 }
