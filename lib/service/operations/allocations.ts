@@ -29,7 +29,7 @@ import {
 } from '../../domain/validation.ts';
 import type { ParsedValue } from '../../domain/values.ts';
 import { ConditionFailedError } from '../../store/client.ts';
-import { allocationKey, nameKey, objectKey } from '../../store/keys.ts';
+import { allocationKey, nameKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
 import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../name-holds.ts';
@@ -50,6 +50,7 @@ import {
   listQuery,
   listReply,
   putName,
+  poolOf,
 } from './common.ts';
 import { claimKeyOf } from './claims.ts';
 export interface CheckedAllocation {
@@ -169,11 +170,6 @@ async function rangedKeyOf(
   const space = pool && spaceOf(pool);
   if (!space || !isRanged(space) || !space.fits(value)) return undefined;
   return rangedAllocationKey({ namespace, kind: info.kind, name: poolName }, layoutOf(space), value);
-}
-
-export async function poolOf(ctx: ClaimContext, namespace: string, info: PoolKindInfo, name: string) {
-  const pool = await ctx.table.get<PoolRecord>(objectKey(namespace, info.resource, name), false);
-  return pool?.t === 'pool' ? pool : undefined;
 }
 
 export async function createAllocation(

@@ -5,7 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, InvalidError, NotFoundError } from '../../domain/errors.ts';
-import { kindOfResource, poolInfoByAllocationResource, type Resource } from '../../domain/kinds.ts';
+import {
+  kindOfResource,
+  poolInfoByAllocationResource,
+  type PoolKindInfo,
+  type Resource,
+} from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
 import { claimObject, poolObject, type ApiObject, timestamp } from '../../domain/objects.ts';
 import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
@@ -203,4 +208,10 @@ export async function listObjects(
     item.t === 'claim' ? claimObject(item) : poolObject(item as PoolRecord),
   );
   return listReply(items, page.last);
+}
+
+/** A pool as an operation reads it (eventually consistent, as a hint for its spec); undefined when none. */
+export async function poolOf(ctx: ClaimContext, namespace: string, info: PoolKindInfo, name: string) {
+  const pool = await ctx.table.get<PoolRecord>(objectKey(namespace, info.resource, name), false);
+  return pool?.t === 'pool' ? pool : undefined;
 }

@@ -25,10 +25,9 @@ import {
   type Bucket,
   type OccupancySpan,
 } from '../../domain/occupancy.ts';
-import type { PoolRecord } from '../../domain/records.ts';
-import { GROUP_BITS, objectKey, type GroupRef, type PoolId } from '../../store/keys.ts';
+import { GROUP_BITS, type GroupRef, type PoolId } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';
-import { namespaceOf, notFound, pathName, type OperationRequest, type Reply } from './common.ts';
+import { namespaceOf, notFound, pathName, poolOf, type OperationRequest, type Reply } from './common.ts';
 
 /** Groups a bucket reads from each end of its directory range when it lists too many to read all. */
 const SAMPLE = 4;
@@ -61,8 +60,8 @@ export async function poolOccupancy(
   const count = bucketCount(request.query.buckets);
   const within = request.query.within;
   if (within !== undefined && within.trim() === '') throw new BadRequestError('within is empty');
-  const pool = await ctx.table.get<PoolRecord>(objectKey(namespace, info.resource, name), false);
-  if (pool?.t !== 'pool') throw notFound(info.resource, name);
+  const pool = await poolOf(ctx, namespace, info, name);
+  if (!pool) throw notFound(info.resource, name);
   const space = spaceOf(pool);
   const shape = shapeOf(info.kind, pool.spec, space);
   const span = spanOf(shape, space.segments, within);
