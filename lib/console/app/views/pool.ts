@@ -26,6 +26,13 @@ interface ClaimFormState {
   busy: boolean;
 }
 
+/** The claim form's ways of choosing a value, with their labels. */
+const CLAIM_MODES: [ClaimFormState['mode'], string][] = [
+  ['next', 'next free'],
+  ['value', 'this value'],
+  ['within', 'within'],
+];
+
 const claimForms = new Map<string, ClaimFormState>();
 const CLAIM_FIELDS = ['metadata.name', 'spec.value', 'spec.within', 'spec.owner'] as const;
 
@@ -225,36 +232,19 @@ function claimForm(ns: string, info: PoolKindInfo, pool: string, form: ClaimForm
       />${fieldError('claim-name', errors.get('metadata.name'))}
       <fieldset class="modes">
         <legend>Which value</legend>
-        <label
-          ><input
-            type="radio"
-            name="mode"
-            value="next"
-            .checked=${form.mode === 'next'}
-            @change=${setMode('next')}
-          />
-          next free</label
-        >
-        <label
-          ><input
-            type="radio"
-            name="mode"
-            value="value"
-            .checked=${form.mode === 'value'}
-            @change=${setMode('value')}
-          />
-          this value</label
-        >
-        <label
-          ><input
-            type="radio"
-            name="mode"
-            value="within"
-            .checked=${form.mode === 'within'}
-            @change=${setMode('within')}
-          />
-          within</label
-        >
+        ${CLAIM_MODES.map(
+          ([mode, label]) =>
+            html`<label
+              ><input
+                type="radio"
+                name="mode"
+                value=${mode}
+                .checked=${form.mode === mode}
+                @change=${setMode(mode)}
+              />
+              ${label}</label
+            >`,
+        )}
       </fieldset>
       ${
         form.mode === 'value'
