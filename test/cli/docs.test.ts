@@ -3,11 +3,11 @@
  * replayed, in order, against a fresh local server, and compared (timestamps and uids masked).
  * `UPDATE_DOCS=1 npx vitest run test/cli/docs.test.ts` writes the real output into the files instead.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startTestAllot } from '../helpers/allot.ts';
 import { run } from '../../lib/cli/main.ts';
-import { consoleSessions, maskRunVariance } from '../helpers/doc-sessions.ts';
+import { consoleSessions, maskRunVariance, rewriteSessions } from '../helpers/doc-sessions.ts';
 
 const PROMPT = '$ npx allot ';
 
@@ -73,12 +73,6 @@ describe('the docs show what allot prints', () => {
     } finally {
       await allot.close();
     }
-    if (process.env.UPDATE_DOCS) {
-      const blocks = sessions(lines);
-      for (let b = blocks.length - 1; b >= 0; b--) {
-        lines.splice(blocks[b]!.start, blocks[b]!.end - blocks[b]!.start, ...replaced[b]!);
-      }
-      writeFileSync(file, lines.join('\n'));
-    }
+    if (process.env.UPDATE_DOCS) rewriteSessions(file, lines, sessions(lines), replaced);
   });
 });

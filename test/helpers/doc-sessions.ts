@@ -3,6 +3,8 @@
  * `npx allot`, test/kubectl/docs.test.ts for kubectl): each ```console block that `takes` (given its
  * `$ ` lines), split into commands of `prompt` and the lines each is expected to print.
  */
+import { writeFileSync } from 'node:fs';
+
 export interface DocSession {
   /** Line index of the block's first line (after the fence). */
   start: number;
@@ -31,6 +33,21 @@ export function consoleSessions(
     i = end;
   }
   return found;
+}
+
+/**
+ * `UPDATE_DOCS=1`: writes `file` back with each session's block replaced by what was printed
+ * (`replaced[b]` for `sessions[b]`, as the replay found them).
+ */
+export function rewriteSessions(
+  file: string,
+  lines: string[],
+  sessions: readonly DocSession[],
+  replaced: readonly string[][],
+): void {
+  for (let b = sessions.length - 1; b >= 0; b--)
+    lines.splice(sessions[b]!.start, sessions[b]!.end - sessions[b]!.start, ...replaced[b]!);
+  writeFileSync(file, lines.join('\n'));
 }
 
 /** What differs from run to run in any session: timestamps and uids. */

@@ -4,11 +4,11 @@
  * timestamps, uids and ages masked. `UPDATE_DOCS=1 npx vitest run test/kubectl/docs.test.ts` writes the
  * real output into the page instead.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startTestAllot } from '../helpers/allot.ts';
 import { haveKubectl, kubectlFor, requireKubectl } from './support.ts';
-import { consoleSessions, maskRunVariance } from '../helpers/doc-sessions.ts';
+import { consoleSessions, maskRunVariance, rewriteSessions } from '../helpers/doc-sessions.ts';
 
 requireKubectl('test/kubectl/docs.test.ts');
 
@@ -85,11 +85,6 @@ describe.runIf(haveKubectl)('docs/kubectl.md shows what kubectl prints', () => {
       await kubectl.close();
       await allot.close();
     }
-    if (process.env.UPDATE_DOCS) {
-      const blocks = sessions(lines);
-      for (let b = blocks.length - 1; b >= 0; b--)
-        lines.splice(blocks[b]!.start, blocks[b]!.end - blocks[b]!.start, ...replaced[b]!);
-      writeFileSync(FILE, lines.join('\n'));
-    }
+    if (process.env.UPDATE_DOCS) rewriteSessions(FILE, lines, sessions(lines), replaced);
   });
 });
