@@ -373,7 +373,8 @@ describe('permissions', () => {
     [
       'stream',
       {
-        table: sorted(ITEM_ACTIONS),
+        // BatchGetItem: what a stream batch's work decides on, read once for the batch.
+        table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']),
         'index/waiting': ['dynamodb:Query'],
         stream: streamRead,
       },
