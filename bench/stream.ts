@@ -45,11 +45,13 @@ const resultsFile = fileURLToPath(new URL('stream-results.json', import.meta.url
 const only = process.argv[2];
 
 /** The deployed mapping's concurrent batches per shard (lib/cloud/stream-mapping.ts; 1 before it existed). */
-const parallelization = await import('../lib/cloud/stream-mapping.ts' as string).then(
-  (module: { STREAM_MAPPING: { parallelizationFactor: number } }) =>
-    module.STREAM_MAPPING.parallelizationFactor,
-  () => 1,
-);
+const parallelization = process.env.BENCH_PARALLELIZATION
+  ? Number(process.env.BENCH_PARALLELIZATION)
+  : await import('../lib/cloud/stream-mapping.ts' as string).then(
+      (module: { STREAM_MAPPING: { parallelizationFactor: number } }) =>
+        module.STREAM_MAPPING.parallelizationFactor,
+      () => 1,
+    );
 
 const started = performance.now();
 const progress = (message: string) =>
@@ -79,6 +81,8 @@ function instance(name: string, latencyMs = 0): Instance {
 interface Share {
   requests: number;
   units: number;
+  /** Writes whose condition failed (another writer came first), per claim. */
+  conditionalFailures: number;
   operations: Record<string, { requests: number; units: number }>;
 }
 
@@ -90,7 +94,12 @@ function share(records: readonly RequestRecord[], claims: number): Share {
       { requests: round(requests / claims, 2), units: round(units / claims, 2) },
     ]),
   );
-  return { requests: round(sum.requests / claims, 2), units: round(sum.units / claims, 2), operations };
+  return {
+    requests: round(sum.requests / claims, 2),
+    units: round(sum.units / claims, 2),
+    conditionalFailures: round(sum.conditionalFailures / claims, 2),
+    operations,
+  };
 }
 
 interface PoolKindCase {
@@ -285,9 +294,11 @@ async function sustained() {
       if (--inFlight === 0) busyMs += performance.now() - busySince!;
     }
   };
-  const local = new LocalStream({ handler, parallelizationFactor: parallelization } as ConstructorParameters<
-    typeof LocalStream
-  >[0]);
+  const local = new LocalStream({
+    handler,
+    parallelizationFactor: parallelization,
+    ...(process.env.BENCH_SHARDS && { shards: Number(process.env.BENCH_SHARDS) }),
+  } as ConstructorParameters<typeof LocalStream>[0]);
   let produced = 0;
   let producedDuringLoad = 0;
   let sequence = 0;

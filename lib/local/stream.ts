@@ -4,7 +4,8 @@
  * is kept durably before its write lands (lib/local/journal.ts) until the handler has succeeded on it,
  * and a restart delivers what was left, first, in order per key; without one (`:memory:`) records live in
  * memory only. What it keeps from the real thing:
- * - records in commit order per item key, spread over shards by partition key;
+ * - records in commit order per item key, spread over shards by partition key (one shard unless asked:
+ *   a small table's stream has one);
  * - the event filter patterns of the deployed mapping (lib/cloud/stream-filter.ts), applied before batching;
  * - the mapping's concurrent batches per shard (lib/cloud/stream-mapping.ts, parallelizationFactor): a
  *   shard's records spread over that many lanes by item key, each lane with one batch in flight, which
@@ -119,7 +120,8 @@ export class LocalStream {
 
   constructor(options: LocalStreamOptions) {
     this.options = {
-      shards: 4,
+      // One shard, as a small table's stream has; the mapping's concurrent batches spread it by item.
+      shards: 1,
       parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
       batchSize: STREAM_MAPPING.batchSize,
       batchWindowMs: 20,

@@ -13,7 +13,8 @@
  *      list the group in the directory   once per group, before its markers can reach the counts
  *   B. counts += markers; applied += ids conditional on the counts' revision: a marker counts once
  *   C. drop the markers from the summary
- *   D. drop their ids from applied       a crash before D leaves an id, never a wrong count
+ *   D. drop their ids from applied       a crash before D leaves an id, never a wrong count; a write
+ *                                          that only removes them, so it conflicts with no other
  *
  * Records of one item arrive in order, so a bit ends as its slot is. A batch applies only the markers of
  * its own records, so two batches never count one marker. A recount (a new pool, a spec change) counts
@@ -274,9 +275,12 @@ function copyOf(summary: GroupSummary): GroupSummary {
   };
 }
 
-/** A pause before writing again after another writer came first: jittered, so writers drift apart. */
+/**
+ * A pause before writing again after another writer came first (the concurrent batches of a shard write
+ * one pool's counts): short and jittered, so the writers drift apart without waiting long.
+ */
 function backOff(attempt: number): Promise<void> {
-  const ms = Math.min(5 * 2 ** attempt, 200) * (0.5 + Math.random());
+  const ms = Math.random() * Math.min(4 * attempt, 40);
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
@@ -495,8 +499,8 @@ function appliedWith(
 }
 
 /**
- * Step D: the summaries no longer carry these markers, so `applied` need not remember them. The first
- * attempt goes from the counts step B wrote (`written`); one that finds them changed reads them again.
+ * Step D: the summaries no longer carry these markers, so `applied` need not remember them: one write
+ * that only removes them (store/summaries.ts forgetApplied), which no other counts write conflicts with.
  */
 async function forgetApplied(
   ctx: ClaimContext,
@@ -504,22 +508,9 @@ async function forgetApplied(
   markers: Set<string>,
   written: { counts?: PoolCounts; uid?: string },
 ): Promise<void> {
-  let uid = written.uid;
-  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    let previous = attempt === 0 ? written.counts : undefined;
-    if (attempt > 0) await backOff(attempt);
-    if (!previous || uid === undefined) {
-      const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
-      if (pool?.t !== 'pool') return;
-      previous = pool.counts;
-      uid = pool.metadata.uid;
-    }
-    if (!previous?.applied) return;
-    const kept = Object.entries(previous.applied).filter(([marker]) => !markers.has(marker));
-    if (kept.length === Object.keys(previous.applied).length) return;
-    const counts = { ...previous, applied: Object.fromEntries(kept), revision: randomUUID() };
-    if (await ctx.table.summaries.writeTally(poolKeyOf(id), uid, previous.revision, counts)) return;
-  }
+  const held = Object.keys(written.counts?.applied ?? {}).filter((marker) => markers.has(marker));
+  if (held.length === 0 || written.uid === undefined) return;
+  await ctx.table.summaries.forgetApplied(poolKeyOf(id), written.uid, held);
 }
 
 /** The first position at or after `from` that is not in `sortedHeld` (ascending). */

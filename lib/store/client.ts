@@ -32,32 +32,31 @@ const BATCH_GET_KEYS = 100;
 const BATCH_GET_ATTEMPTS = 8;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The keys written (or tried) by the calls made inside `trackWrites`, per async context. */
-const tracked = new AsyncLocalStorage<Set<string>>();
+/** The keys written (or tried) by the calls made inside `trackWrites`, per async context: key → how often. */
+const tracked = new AsyncLocalStorage<Map<string, number>>();
 
 /**
- * Runs `work`, noting the key of every write it sends through any table (put, update, delete, batch
- * write; landed or not), in its own async context: concurrent work elsewhere is not mixed in. The stream
- * function reads again what its own batch wrote (lib/service/stream/batch.ts).
+ * Runs `work`, counting in `writes` every write it sends through any table (put, update, delete, batch
+ * write; landed or not) by key, in its own async context: concurrent work elsewhere is not mixed in. The
+ * stream function reads again what its own batch wrote (lib/service/stream/reads.ts).
  */
-export async function trackWrites<T>(work: () => Promise<T>): Promise<{ result: T; written: Set<string> }> {
-  const written = new Set<string>();
-  const result = await tracked.run(written, work);
-  return { result, written };
+export function trackWrites<T>(writes: Map<string, number>, work: () => Promise<T>): Promise<T> {
+  return tracked.run(writes, work);
 }
 
 function noteWrite(command: unknown): void {
-  const written = tracked.getStore();
-  if (!written) return;
-  if (command instanceof PutCommand) written.add(itemKeyText(command.input.Item as ItemKey));
-  else if (command instanceof UpdateCommand || command instanceof DeleteCommand)
-    written.add(itemKeyText(command.input.Key as ItemKey));
+  const writes = tracked.getStore();
+  if (!writes) return;
+  const note = (key: unknown) => {
+    if (!key) return;
+    const text = itemKeyText(key as ItemKey);
+    writes.set(text, (writes.get(text) ?? 0) + 1);
+  };
+  if (command instanceof PutCommand) note(command.input.Item);
+  else if (command instanceof UpdateCommand || command instanceof DeleteCommand) note(command.input.Key);
   else if (command instanceof BatchWriteCommand) {
     for (const requests of Object.values(command.input.RequestItems ?? {}))
-      for (const request of requests) {
-        const key = (request.PutRequest?.Item ?? request.DeleteRequest?.Key) as ItemKey | undefined;
-        if (key) written.add(itemKeyText(key));
-      }
+      for (const request of requests) note(request.PutRequest?.Item ?? request.DeleteRequest?.Key);
   }
 }
 

@@ -322,11 +322,11 @@ describe('stream', () => {
     });
   });
 
-  it('batches up to 100 records for up to a second, ten batches per shard at a time', () => {
+  it('batches up to 100 records for up to a second, four batches per shard at a time', () => {
     expect(mapping()).toMatchObject({
       BatchSize: 100,
       MaximumBatchingWindowInSeconds: 1,
-      ParallelizationFactor: 10,
+      ParallelizationFactor: 4,
     });
   });
 

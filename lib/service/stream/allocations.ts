@@ -212,7 +212,13 @@ async function allocationRemoved(batch: Batch, key: ItemKey, allocation: Allocat
   let claim = await batch.reads.current<ClaimRecord>(claimKey);
   for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
     if (claim?.t !== 'claim' || claim.metadata.uid !== ref.uid) return;
-    if (sameKey(claim.bound, key)) break;
+    if (sameKey(claim.bound, key)) {
+      // The claim names the key, not the object: it may hold another object there already (it allocated
+      // again and got the same value, and this REMOVE is delivered again). Then it holds what it should.
+      const there = await batch.reads.current<AllocationRecord | NameHoldRecord>(key);
+      if (there?.t === 'alloc' && there.spec.claimRef?.uid === claim.metadata.uid) return;
+      break;
+    }
     const allocating = claim.phase === 'Allocating' && !claim.bound && claim.allocatingUntil !== undefined;
     if (!allocating || Date.now() >= Date.parse(claim.allocatingUntil!) + SETTLE_MARGIN_MS) return;
     await new Promise((resolve) => setTimeout(resolve, delay));

@@ -94,7 +94,8 @@ export async function handleBatch(
 ): Promise<BatchFailure[]> {
   const runs = runsOf(records);
   const byKey = new Map(runs.map((run) => [run.text, run]));
-  const reads = new BatchReads(ctx.table);
+  const writes = new Map<string, number>();
+  const reads = new BatchReads(ctx.table, writes);
   const batch: Batch = { ctx, reads, runOf: (key) => byKey.get(itemKeyText(key)) };
 
   // 2. What the work will read, and the pools and groups the counts will.
@@ -144,7 +145,7 @@ export async function handleBatch(
     failed.add(run);
     failures.push({ records: run.records.map((record) => record.id), what, error });
   };
-  const { written } = await trackWrites(() =>
+  await trackWrites(writes, () =>
     eachAtMost(runs, KEY_CONCURRENCY, async (run) => {
       try {
         for (const life of run.lives)
@@ -156,13 +157,8 @@ export async function handleBatch(
     }),
   );
   const slotted = runs.filter((run) => !failed.has(run) && run.lives.some((life) => kindOf(life)?.slots));
-  for (const run of slotted) {
-    if (!written.has(run.text)) continue;
-    reads.forget(run.key);
-    reads.want(run.key, true);
-  }
   try {
-    await reads.fetch();
+    await reads.refresh(slotted.map((run) => run.key));
   } catch (error) {
     for (const run of slotted) fail(run, 'reading again what the batch wrote', error);
   }

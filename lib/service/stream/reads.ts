@@ -9,6 +9,10 @@
  * - eventual: the item as it was a moment ago. Enough to find that there is nothing to do (the claim holds
  *   the object whose record this is), since whatever happened since has a record of its own that will be
  *   worked on; before any write on its strength, `fresh` reads the item again, consistently.
+ *
+ * A read of an item the batch's own work has written since (store/client.ts trackWrites counts them) is
+ * no read of it any more: `get` leaves it out and `current` reads again. (A later life of an item, or
+ * another item's work, must not decide on what the batch itself has changed.)
  */
 import type { ItemKey } from '../../domain/records.ts';
 import type { Stored } from '../../store/items.ts';
@@ -19,17 +23,28 @@ export interface Read<T> {
   consistent: boolean;
 }
 
+type Kept = Read<unknown> & { writes: number };
+
 export class BatchReads {
   private readonly wanted = new Map<string, { key: ItemKey; consistent: boolean }>();
-  private readonly read = new Map<string, Read<unknown>>();
+  private readonly read = new Map<string, Kept>();
 
-  constructor(private readonly table: Table) {}
+  /** `writes`: the batch's writes by key (store/client.ts trackWrites fills it as they are sent). */
+  constructor(
+    private readonly table: Table,
+    private readonly writes: ReadonlyMap<string, number> = new Map(),
+  ) {}
+
+  private writesOf(text: string): number {
+    return this.writes.get(text) ?? 0;
+  }
 
   /** Asks for an item in the batch's read (consistent wins when both are asked). */
   want(key: ItemKey, consistent: boolean): void {
     const text = itemKeyText(key);
     const before = this.wanted.get(text);
-    if (this.read.has(text) || (before && (before.consistent || !consistent))) return;
+    if (this.get(key)?.consistent || (this.get(key) && !consistent)) return;
+    if (before && (before.consistent || !consistent)) return;
     this.wanted.set(text, { key, consistent });
   }
 
@@ -44,18 +59,22 @@ export class BatchReads {
       byConsistency.map(async (keys, i) => {
         if (keys.length === 0) return;
         const consistent = i === 0;
+        const before = new Map(keys.map((key) => [itemKeyText(key), this.writesOf(itemKeyText(key))]));
         const found = await this.table.getMany(keys, consistent);
         for (const key of keys) {
           const text = itemKeyText(key);
-          this.read.set(text, { item: found.get(text) as Stored<unknown> | undefined, consistent });
+          const item = found.get(text) as Stored<unknown> | undefined;
+          this.read.set(text, { item, consistent, writes: before.get(text)! });
         }
       }),
     );
   }
 
-  /** The item as the batch read it; undefined when nobody asked for it. */
+  /** The item as the batch read it; undefined when nobody asked for it, or the batch wrote it since. */
   get<T>(key: ItemKey): Read<T> | undefined {
-    return this.read.get(itemKeyText(key)) as Read<T> | undefined;
+    const text = itemKeyText(key);
+    const kept = this.read.get(text);
+    return kept && kept.writes === this.writesOf(text) ? (kept as Read<T>) : undefined;
   }
 
   /** The item as the batch read it consistently, or as it is now (read now when it was not, or not so). */
@@ -67,13 +86,16 @@ export class BatchReads {
 
   /** The item as it is now: a consistent read, which the batch then keeps. */
   async fresh<T>(key: ItemKey): Promise<Stored<T> | undefined> {
+    const text = itemKeyText(key);
+    const writes = this.writesOf(text);
     const item = await this.table.get<T>(key);
-    this.read.set(itemKeyText(key), { item, consistent: true });
+    this.read.set(text, { item, consistent: true, writes });
     return item;
   }
 
-  /** Forgets an item (this batch wrote it): the next `current` reads it again. */
-  forget(key: ItemKey): void {
-    this.read.delete(itemKeyText(key));
+  /** Reads again, in one round trip, those of `keys` the batch has written since it read them. */
+  async refresh(keys: readonly ItemKey[]): Promise<void> {
+    for (const key of keys) if (!this.get(key)) this.want(key, true);
+    await this.fetch();
   }
 }
