@@ -20,6 +20,7 @@
  * Writes bench/stream-results.json.
  */
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +43,8 @@ const LATENCY_MS = 5;
 const LOAD_CLIENTS = 16;
 const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 30);
 const resultsFile = fileURLToPath(new URL('stream-results.json', import.meta.url));
-const only = process.argv[2];
+/** One part alone (`npx tsx bench/stream.ts life`), printed rather than written. */
+const only = ['life', 'throughput', 'sustained'].find((part) => part === process.argv[2]);
 
 /** The deployed mapping's concurrent batches per shard (lib/cloud/stream-mapping.ts; 1 before it existed). */
 const parallelization = process.env.BENCH_PARALLELIZATION
@@ -222,17 +224,17 @@ async function wholeLife(kind: PoolKindCase, index: number) {
 
 // ------------------------------------------------------------------ throughput on one shard
 
-async function throughput(latencyMs: number) {
+async function throughput(latencyMs: number, lanes = parallelization) {
   const kind = KINDS[0]!;
-  const pool = `tp-${latencyMs}`;
-  const feed = new ShardFeed(store, tableName, parallelization);
+  const pool = `tp-${latencyMs}-${lanes}`;
+  const feed = new ShardFeed(store, tableName, lanes);
   const stream = streamFunction(latencyMs);
   const claimer = instance('claim');
   const releaser = instance('release');
   try {
     await createPool(pool, kind);
     await feed.deliver(stream.handler);
-    const names = Array.from({ length: THROUGHPUT_CLAIMS }, (_, i) => `tp-${latencyMs}-${i}`);
+    const names = Array.from({ length: THROUGHPUT_CLAIMS }, (_, i) => `tp-${latencyMs}-${lanes}-${i}`);
     for (const name of names)
       await claimer.call('PUT', `claims/${name}`, claimBody(name, { kind: kind.kind, name: pool }));
     const mark = stream.meter.mark();
@@ -244,7 +246,7 @@ async function throughput(latencyMs: number) {
     const status = await poolStatus(kind, pool);
     const result = {
       latencyMs,
-      parallelization,
+      parallelization: lanes,
       lives: THROUGHPUT_CLAIMS,
       records,
       batches: claims.batches + releases.batches,
@@ -256,7 +258,7 @@ async function throughput(latencyMs: number) {
       countsExact: status?.allocated === 0 && status.free === status.total,
     };
     progress(
-      `throughput, one shard, ${latencyMs} ms a call: ${result.recordsPerSecond} records/s, ` +
+      `throughput, one shard, ${lanes} batch(es) at once, ${latencyMs} ms a call: ${result.recordsPerSecond} records/s, ` +
         `${result.livesPerSecond} claim lives/s (${records} records in ${result.seconds} s)`,
     );
     return result;
@@ -297,7 +299,6 @@ async function sustained() {
   const local = new LocalStream({
     handler,
     parallelizationFactor: parallelization,
-    ...(process.env.BENCH_SHARDS && { shards: Number(process.env.BENCH_SHARDS) }),
   } as ConstructorParameters<typeof LocalStream>[0]);
   let produced = 0;
   let producedDuringLoad = 0;
@@ -322,6 +323,13 @@ async function sustained() {
     const loadStart = performance.now();
     const until = loadStart + LOAD_SECONDS * 1000;
     let operations = 0;
+    // Both counts a third into the load, once the stream has found its pace: the rates are taken from
+    // there to the load's end, the same window for both.
+    let mark: { at: number; produced: number; handled: number } | undefined;
+    const marker = setTimeout(
+      () => (mark = { at: performance.now(), produced: producedDuringLoad, handled: handledDuringLoad }),
+      (LOAD_SECONDS * 1000) / 3,
+    );
     await Promise.all(
       clients.map(async (client, c) => {
         for (let n = 0; performance.now() < until; n++) {
@@ -333,7 +341,11 @@ async function sustained() {
       }),
     );
     loadEnd = performance.now();
+    clearTimeout(marker);
     const loadSeconds = (loadEnd - loadStart) / 1000;
+    const windowSeconds = (loadEnd - mark!.at) / 1000;
+    const streamRate = (handledDuringLoad - mark!.handled) / windowSeconds;
+    const producedRate = (producedDuringLoad - mark!.produced) / windowSeconds;
     const busyDuringLoad = busyMs + (inFlight > 0 ? loadEnd - busySince! : 0);
     // Until the stream has handled everything and the counts agree with the objects themselves.
     let exactSince: number | undefined;
@@ -372,8 +384,12 @@ async function sustained() {
       /** Records handled per second of the stream being busy (any batch in flight), during the load. */
       streamRecordsPerBusySecond: round(handledDuringLoad / Math.max(0.001, busyDuringLoad / 1000), 1),
       streamBusyShareDuringLoad: round(busyDuringLoad / (loadEnd - loadStart), 3),
-      /** The stream's rate (records per busy second) ÷ the handlers' (records written per second). */
-      rateRatio: round(handledDuringLoad / Math.max(0.001, busyDuringLoad / 1000) / handlersRate, 2),
+      /**
+       * From a third into the load to its end: the records the stream finished per second ÷ the records
+       * the handlers' writes put on the stream per second (1 when it keeps up, below when it falls behind).
+       */
+      streamRecordsPerSecond: round(streamRate, 1),
+      rateRatio: round(streamRate / producedRate, 2),
       lagSeconds: round(((exactSince ?? drainedAt) - loadEnd) / 1000, 2),
       drainedAfterSeconds: round((drainedAt - loadEnd) / 1000, 2),
       streamRequestsPerOperation: round(totals(stream.meter.records).requests / Math.max(1, operations), 2),
@@ -381,7 +397,7 @@ async function sustained() {
     };
     progress(
       `sustained: ${result.operationsPerSecond} operations/s, handlers ${result.handlersRecordsPerSecond} records/s; ` +
-        `stream busy ${round(result.streamBusyShareDuringLoad * 100, 1)}% (${result.streamRecordsPerBusySecond} records per busy s, ratio ${result.rateRatio}); ` +
+        `stream ${result.streamRecordsPerSecond} records/s (ratio ${result.rateRatio}; busy ${round(result.streamBusyShareDuringLoad * 100, 1)}%, ${result.streamRecordsPerBusySecond} records per busy s); ` +
         `handled ${round(result.handledShareAtLoadEnd * 100, 1)}% by the end; counts exact ${result.lagSeconds} s after`,
     );
     return result;
@@ -404,11 +420,13 @@ const commit = (() => {
 const results: Record<string, unknown> = {
   commit,
   date: new Date().toISOString(),
+  /** This shared machine's load (1-minute average) when the run started and ended: figures follow it. */
+  loadAverage: { start: round(os.loadavg()[0]!, 1), end: 0 },
   parallelizationFactor: parallelization,
   method: [
     `Whole life: ${LIFE_CLAIMS} claims (PUT) by one client, the stream's work on their records, ${LIFE_CLAIMS} releases (DELETE), the stream's work on theirs; each function's requests counted on its own client by the SDK middleware of bench/measure.ts, per claim. The records of each phase go to the stream function once the phase is done, as one shard's event source mapping batches them (up to 100 a batch; ${parallelization} concurrent batch(es) per shard, records spread over them by item key).`,
     `Throughput: ${THROUGHPUT_CLAIMS} claims' records, then their releases' records (and the stream's own: the Recycle deletes), handed to the stream function at once on one shard (full batches, ${parallelization} concurrent), timed from the first batch to the last answer; ${LATENCY_MS} ms added to every DynamoDB call of the stream function's client, and none.`,
-    `Sustained: ${LOAD_CLIENTS} clients, each its own instance and client with ${LATENCY_MS} ms added to every call, each claiming (PUT) and releasing (DELETE) in turn for ${LOAD_SECONDS} s, on the local stream emulation (lib/local/stream.ts, as npm start runs it), the stream function's client with ${LATENCY_MS} ms too. Lag: from the load's end until the pool's counts agree with its allocation objects (and the stream has drained). The stream's rate: records handled per second of the stream being busy; the handlers': records their writes put on the stream per second of load.`,
+    `Sustained: ${LOAD_CLIENTS} clients, each its own instance and client with ${LATENCY_MS} ms added to every call, each claiming (PUT) and releasing (DELETE) in turn for ${LOAD_SECONDS} s, on the local stream emulation (lib/local/stream.ts, as npm start runs it), the stream function's client with ${LATENCY_MS} ms too. Lag: from the load's end until the pool's counts agree with its allocation objects (and the stream has drained). Rates, from a third into the load to its end: the records the stream finished per second, and the records the handlers' writes put on the stream per second.`,
     'Store: dynalite in memory on a worker thread of this process (bench/store.ts), the clients and the stream function on the main thread.',
   ],
 };
@@ -417,11 +435,17 @@ if (!only || only === 'life') {
   for (const [index, kind] of KINDS.entries())
     (results.wholeLife as unknown[]).push(await wholeLife(kind, index));
 }
-if (!only || only === 'throughput') results.throughput = [await throughput(LATENCY_MS), await throughput(0)];
+if (!only || only === 'throughput') {
+  results.throughput = [await throughput(LATENCY_MS), await throughput(0)];
+  // One batch at a time too: what the concurrent batches of one pool add or cost.
+  if (parallelization > 1)
+    (results.throughput as unknown[]).push(await throughput(LATENCY_MS, 1), await throughput(0, 1));
+}
 if (!only || only === 'sustained') results.sustained = await sustained();
 
 admin.destroy();
 await store.close();
+(results.loadAverage as { end: number }).end = round(os.loadavg()[0]!, 1);
 if (!only) writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
 else console.log(JSON.stringify(results, null, 2));
 progress(`done${only ? '' : `: ${resultsFile}`}`);
