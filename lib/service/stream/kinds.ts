@@ -1,8 +1,10 @@
 /**
  * The record kinds the stream function knows, by item type (`t`), and what each asks of a batch: the
  * items its work must read (`reads`, read once for the whole batch, lib/service/stream/reads.ts) and the
- * work itself (`work`), one life of one item at a time (lib/service/stream/records.ts). A new kind is a
- * new entry here: its reads, its work, and the pools it touches for their counts.
+ * work itself (`work`), one life of one item at a time (lib/service/stream/records.ts), and the slots it
+ * changes in its pool's summaries (`slots`, once the batch's work is done). A new kind is a file beside
+ * claims.ts and the others implementing RecordKind, an entry in batch.ts's KINDS under its item type, and
+ * the stream filter's pattern for its records (lib/cloud/stream-filter.ts).
  *
  * What a kind's work may rely on (lib/service/stream/batch.ts says why): the lives of one item come in
  * order, each after the last one's work is done; the lives of other items come in any order, side by
