@@ -187,7 +187,12 @@ export async function startLocalStore(options: { dataDir: string; port?: number 
     setWriteAhead(next) {
       writeAhead.current = next;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Connections of clients that went without closing them would hold the close up.
+        server.closeAllConnections();
+      }),
   };
 }
 
