@@ -108,7 +108,11 @@ export class DataLock {
         if (live(rival)) throw new DataFolderInUseError(dataDir, rival.holder!);
         continue;
       }
-      await waitGone(others.filter((lock) => lock.holder?.state === 'stopped').map((lock) => lock.holder!));
+      // A server of this process that stopped (a restart in tests) is gone already: only others' exits.
+      const exiting = others.filter(
+        (lock) => lock.holder?.state === 'stopped' && lock.holder.pid !== process.pid,
+      );
+      await waitGone(exiting.map((lock) => lock.holder!));
       for (const lock of others) removeQuietly(lock.path);
       for (const name of readdirSync(folder)) {
         const pid = /^\.server\.lock\.(\d+)\./.exec(name)?.[1];
