@@ -34,29 +34,38 @@ console.log(
 console.log(`Console: ${allot.url}/`);
 
 let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) {
-      allot.abort();
-      console.error('Allot: stopped at once (what it had not applied is applied at the next start)');
-      process.exit(1);
-    }
-    stopping = true;
-    console.error(`Allot: stopping (${signal})`);
-    const by = Date.now() + STOP_BUDGET_MS;
-    // Should the stop itself be held up past its budget, the process goes anyway, as a crash would.
-    setTimeout(() => {
-      allot.abort();
-      console.error('Allot: stopped at once (the stop ran out of time)');
-      process.exit(1);
-    }, STOP_BUDGET_MS + 300);
-    void allot.close({ by }).then(({ ms, abandoned }) => {
-      const cut =
-        abandoned.length > 0
-          ? `; cut short: ${abandoned.join(', ')} (the next start finishes what they left)`
-          : '';
-      console.error(`Allot: stopped in ${ms} ms${cut}`);
-      process.exit(0);
-    });
+/** Stops within 3 s (lib/local/server.ts); asked again while stopping, stops at once, as a crash would. */
+function stop(why: string): void {
+  if (stopping) {
+    allot.abort();
+    console.error('Allot: stopped at once (what it had not applied is applied at the next start)');
+    process.exit(1);
+  }
+  stopping = true;
+  console.error(`Allot: stopping (${why})`);
+  const by = Date.now() + STOP_BUDGET_MS;
+  // Should the stop itself be held up past its budget, the process goes anyway, as a crash would.
+  setTimeout(() => {
+    allot.abort();
+    console.error('Allot: stopped at once (the stop ran out of time)');
+    process.exit(1);
+  }, STOP_BUDGET_MS + 300);
+  void allot.close({ by }).then(({ ms, abandoned }) => {
+    const cut =
+      abandoned.length > 0
+        ? `; cut short: ${abandoned.join(', ')} (the next start finishes what they left)`
+        : '';
+    console.error(`Allot: stopped in ${ms} ms${cut}`);
+    process.exit(0);
   });
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+
+// Under `npm start`, a SIGTERM sent to npm reaches only the shell it runs the script in, which dies and
+// leaves this process running with no one to stop it: a server whose launcher has gone stops as on SIGTERM.
+if (process.env.npm_lifecycle_event === 'start') {
+  const launcher = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== launcher && !stopping) stop('npm exited');
+  }, 250).unref();
 }

@@ -12,6 +12,7 @@
  *   again on the folder, the server applies what the stopped one had not: every invariant of the crash
  *   test holds.
  */
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { Agent, request } from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -37,6 +38,8 @@ const POOLS: readonly TestPool[] = [
   { name: 'recycled', reclaimPolicy: 'Recycle', range: '1..300' },
   { name: 'retained', reclaimPolicy: 'Retain', range: '1..1000' },
 ];
+/** What comes before the store opens (the lock, the port, npm) is the same on every store: tested once. */
+const storeIndependent = it.skipIf(process.env.ALLOT_STORE === 'dynamodb-local');
 /** Each server its own store: in the DynamoDB Local tier, its own JVM (the tier's shared one has other tables). */
 const OWN_STORE = { ALLOT_DYNAMODB_LOCAL_ENDPOINT: '' };
 const seed = Number(process.env.STOP_SEED ?? Date.now() % 100_000);
@@ -83,36 +86,40 @@ describe('a data folder in use', () => {
     expect((await fetch(`${first.url}/v1/namespaces/default/indexpools`)).status).toBe(200);
   }, 90_000);
 
-  it('of three servers started at once on one folder, one serves and the others name it', async () => {
-    const dir = folder();
-    const servers = [0, 1, 2].map(() => track(spawnServer({ ALLOT_DATA_DIR: dir, ...OWN_STORE })));
-    const outcome = await Promise.all(
-      servers.map((server) =>
-        Promise.race([
-          server.exited.then((code) => ({ server, code })),
-          new Promise<{ server: ServerProcess; code: 'listening' }>((resolve) => {
-            const check = () => {
-              if (/listening on/.test(server.log.join(''))) resolve({ server, code: 'listening' });
-            };
-            server.child.stdout!.on('data', check);
-          }),
-        ]),
-      ),
-    );
-    const winners = outcome.filter((one) => one.code === 'listening');
-    const losers = outcome.filter((one) => one.code !== 'listening');
-    expect(winners).toHaveLength(1);
-    const pid = winners[0]!.server.child.pid;
-    for (const loser of losers) {
-      expect(loser.code).toBe(1);
-      const lines = linesOf(loser.server);
-      expect(lines).toHaveLength(1);
-      // The winner may not listen yet when a loser looks: then the line says it has no port yet.
-      expect(lines[0]).toMatch(
-        new RegExp(`^Allot: the data folder ${dir} is in use by another Allot server \\(pid ${pid}, `),
+  storeIndependent(
+    'of three servers started at once on one folder, one serves and the others name it',
+    async () => {
+      const dir = folder();
+      const servers = [0, 1, 2].map(() => track(spawnServer({ ALLOT_DATA_DIR: dir, ...OWN_STORE })));
+      const outcome = await Promise.all(
+        servers.map((server) =>
+          Promise.race([
+            server.exited.then((code) => ({ server, code })),
+            new Promise<{ server: ServerProcess; code: 'listening' }>((resolve) => {
+              const check = () => {
+                if (/listening on/.test(server.log.join(''))) resolve({ server, code: 'listening' });
+              };
+              server.child.stdout!.on('data', check);
+            }),
+          ]),
+        ),
       );
-    }
-  }, 120_000);
+      const winners = outcome.filter((one) => one.code === 'listening');
+      const losers = outcome.filter((one) => one.code !== 'listening');
+      expect(winners).toHaveLength(1);
+      const pid = winners[0]!.server.child.pid;
+      for (const loser of losers) {
+        expect(loser.code).toBe(1);
+        const lines = linesOf(loser.server);
+        expect(lines).toHaveLength(1);
+        // The winner may not listen yet when a loser looks: then the line says it has no port yet.
+        expect(lines[0]).toMatch(
+          new RegExp(`^Allot: the data folder ${dir} is in use by another Allot server \\(pid ${pid}, `),
+        );
+      }
+    },
+    120_000,
+  );
 
   it('a lock left by a server killed with -9 does not block the next start', async () => {
     const dir = folder();
@@ -129,21 +136,25 @@ describe('a port in use', () => {
   let blocker: Server | undefined;
   afterAll(() => blocker?.close());
 
-  it('one line names the port, exit 1, and the data folder is given up', async () => {
-    blocker = createServer();
-    const port = await new Promise<number>((resolve) =>
-      blocker!.listen(0, '127.0.0.1', () => resolve((blocker!.address() as { port: number }).port)),
-    );
-    const dir = folder();
-    const server = track(spawnServer({ ALLOT_DATA_DIR: dir, PORT: String(port), ...OWN_STORE }));
-    expect(await server.exited).toBe(1);
-    expect(linesOf(server)).toEqual([
-      `Allot: port ${port} is in use; set PORT to another port (PORT=0 takes any free one)`,
-    ]);
-    expect(lockOf(dir)).toMatchObject({ pid: server.child.pid, state: 'stopped' });
-    // Given up indeed: the next server on the folder starts.
-    track(await startServer(dir, OWN_STORE));
-  }, 120_000);
+  storeIndependent(
+    'one line names the port, exit 1, and the data folder is given up',
+    async () => {
+      blocker = createServer();
+      const port = await new Promise<number>((resolve) =>
+        blocker!.listen(0, '127.0.0.1', () => resolve((blocker!.address() as { port: number }).port)),
+      );
+      const dir = folder();
+      const server = track(spawnServer({ ALLOT_DATA_DIR: dir, PORT: String(port), ...OWN_STORE }));
+      expect(await server.exited).toBe(1);
+      expect(linesOf(server)).toEqual([
+        `Allot: port ${port} is in use; set PORT to another port (PORT=0 takes any free one)`,
+      ]);
+      expect(lockOf(dir)).toMatchObject({ pid: server.child.pid, state: 'stopped' });
+      // Given up indeed: the next server on the folder starts.
+      track(await startServer(dir, OWN_STORE));
+    },
+    120_000,
+  );
 });
 
 describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
@@ -168,7 +179,14 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     const stopping = lines.indexOf(`Allot: stopping (${signal})`);
     // The server's own measure, from when its handler ran: the rest is the signal and the exit reaching us.
     const ownMs = Number(/^Allot: stopped in (\d+) ms/m.exec(lines.join('\n'))?.[1] ?? -1);
-    recordFigure(`stop on ${signal}`, { clients: CLIENTS, operations, stopMs: Math.round(stopMs), ownMs });
+    const cutShort = lines.some((line) => line.includes('; cut short: ')) ? 1 : 0;
+    recordFigure(`stop on ${signal}`, {
+      clients: CLIENTS,
+      operations,
+      stopMs: Math.round(stopMs),
+      ownMs,
+      cutShort,
+    });
     if (stopMs >= STOP_WITHIN_MS) console.log(lines.slice(stopping).join('\n'));
     expect(code).toBe(0);
     expect(stopMs).toBeLessThan(STOP_WITHIN_MS);
@@ -190,6 +208,57 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     expect(found).toEqual([]);
   }, 180_000);
 });
+
+describe('npm start', () => {
+  storeIndependent(
+    'stops its server when npm is sent SIGTERM (npm passes it to its shell only)',
+    async () => {
+      const dir = folder();
+      const npm = spawn('npm', ['start', '--silent'], {
+        env: { ...process.env, PORT: '0', ALLOT_DATA_DIR: dir, ...OWN_STORE },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const server: ServerProcess = {
+        child: npm,
+        log: [],
+        exited: new Promise((resolve) => npm.once('exit', resolve)),
+      };
+      track(server);
+      npm.stderr!.on('data', (chunk: Buffer) => server.log.push(chunk.toString()));
+      await new Promise<void>((resolve) =>
+        npm.stdout!.on('data', (chunk: Buffer) => {
+          server.log.push(chunk.toString());
+          if (/listening on/.test(server.log.join(''))) resolve();
+        }),
+      );
+      const pid = Number(lockOf(dir).pid);
+      const signalled = performance.now();
+      npm.kill('SIGTERM');
+      while (lockOf(dir).state !== 'stopped' || runs(pid))
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      const stopMs = performance.now() - signalled;
+      expect(linesOf(server)).toContain('Allot: stopping (npm exited)');
+      expect(stopMs).toBeLessThan(STOP_WITHIN_MS);
+    },
+    60_000,
+  );
+});
+
+/** Whether a process runs (on Linux a zombie, ended but not yet reaped by its new parent, does not). */
+function runs(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2)[0]!);
+  } catch {
+    if (process.platform === 'linux') return false;
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The folder's lock (lib/local/data-lock.ts): its highest-numbered file. */
 function lockOf(dir: string): Record<string, unknown> {
