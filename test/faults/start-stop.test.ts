@@ -10,7 +10,10 @@
  * - SIGTERM and SIGINT under 16 clients calling (and a console-like poller on a kept-alive connection):
  *   exit 0 within 3 s of the signal (the contract's promise), no repair line after the signal; started
  *   again on the folder, the server applies what the stopped one had not: every invariant of the crash
- *   test holds.
+ *   test holds;
+ * - `npm start` sent SIGTERM (npm passes it to its shell only): the server stops all the same.
+ *
+ * The lines checked are the ones docs/local.md shows.
  */
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
@@ -64,6 +67,21 @@ afterAll(() => {
   for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * The lines docs/local.md shows in its code blocks, as shapes (numbers and the folder made alike), so
+ * what the page says the server prints is what it prints.
+ */
+const documented = new Set(
+  readFileSync(join(import.meta.dirname, '../../docs/local.md'), 'utf8')
+    .split(/^```.*$/m)
+    .filter((_, index) => index % 2 === 1)
+    .flatMap((block) => block.split('\n'))
+    .map((line) => shapeOf(line)),
+);
+function shapeOf(line: string): string {
+  return line.replace(/the data folder \S+ is/, 'the data folder DIR is').replace(/\d+/g, 'N');
+}
+
 /** The lines a process printed. */
 const linesOf = (server: ServerProcess) => server.log.join('').split('\n').filter(Boolean);
 
@@ -81,6 +99,7 @@ describe('a data folder in use', () => {
     expect(linesOf(second)).toEqual([
       `Allot: the data folder ${dir} is in use by another Allot server (pid ${first.child.pid}, port ${port}, running since ${lockOf(dir).since}); stop it, or set ALLOT_DATA_DIR to another folder`,
     ]);
+    expect(documented).toContain(shapeOf(linesOf(second)[0]!));
     expect(elapsedMs).toBeLessThan(1000);
     // The first one was not disturbed.
     expect((await fetch(`${first.url}/v1/namespaces/default/indexpools`)).status).toBe(200);
@@ -191,6 +210,9 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     expect(code).toBe(0);
     expect(stopMs).toBeLessThan(STOP_WITHIN_MS);
     expect(stopping).toBeGreaterThanOrEqual(0);
+    // As docs/local.md shows them (its example is a Ctrl-C).
+    expect(documented).toContain(shapeOf(lines[stopping]!.replace(signal, 'SIGINT')));
+    expect(documented).toContain(shapeOf(lines[stopping + 1]!.replace(/; cut short: .*/, '')));
     expect(lines.slice(stopping + 1).filter((line) => line.startsWith('repair'))).toEqual([]);
     expect(lockOf(dir)).toMatchObject({ pid: server.child.pid, state: 'stopped' });
     expect(operations).toBeGreaterThan(CLIENTS);
