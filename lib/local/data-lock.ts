@@ -131,7 +131,11 @@ export class DataLock {
   update(change: Partial<Pick<LockHolder, 'port' | 'url' | 'state'>>): void {
     if (this.holder.state === 'stopped') return;
     this.holder = { ...this.holder, ...change };
-    writeWhole(this.path, this.holder);
+    try {
+      writeWhole(this.path, this.holder);
+    } catch {
+      // The folder went away under the server: there is nothing left to hold, nor to say.
+    }
   }
 
   /** Gives the folder up (synchronous, so it can be the last thing a process does). */
