@@ -199,9 +199,12 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
       };
     },
     async close() {
-      await Promise.all([...consumers].map((consumer) => consumer.stop()));
-      streams.destroy();
+      const stopped = Promise.all([...consumers].map((consumer) => consumer.stop()));
+      // Our own JVM goes first: what a consumer's batch is waiting on then fails at once (a stopped
+      // consumer leaves that batch for the next start) rather than running on to its end.
       await started?.close();
+      await stopped;
+      streams.destroy();
     },
     abort: () => started?.kill(),
   };
