@@ -41,7 +41,7 @@ const POOLS: readonly TestPool[] = [
   { name: 'recycled', reclaimPolicy: 'Recycle', range: '1..300' },
   { name: 'retained', reclaimPolicy: 'Retain', range: '1..1000' },
 ];
-/** What comes before the store opens (the lock, the port, npm) is the same on every store: tested once. */
+/** What is decided before the store opens (the folder, the port, npm's signal) is alike on every store: tested once. */
 const storeIndependent = it.skipIf(process.env.ALLOT_STORE === 'dynamodb-local');
 /** Each server its own store: in the DynamoDB Local tier, its own JVM (the tier's shared one has other tables). */
 const OWN_STORE = { ALLOT_DYNAMODB_LOCAL_ENDPOINT: '' };
@@ -86,24 +86,28 @@ function shapeOf(line: string): string {
 const linesOf = (server: ServerProcess) => server.log.join('').split('\n').filter(Boolean);
 
 describe('a data folder in use', () => {
-  it('a second server says which server holds it, in one line, and exits 1 within a second', async () => {
-    const dir = folder();
-    const first = track(await startServer(dir, OWN_STORE));
-    const port = new URL(first.url).port;
-    const started = performance.now();
-    const second = track(spawnServer({ ALLOT_DATA_DIR: dir, ...OWN_STORE }));
-    const code = await second.exited;
-    const elapsedMs = performance.now() - started;
-    recordFigure('folder in use', { exitMs: Math.round(elapsedMs) });
-    expect(code).toBe(1);
-    expect(linesOf(second)).toEqual([
-      `Allot: the data folder ${dir} is in use by another Allot server (pid ${first.child.pid}, port ${port}, running since ${lockOf(dir).since}); stop it, or set ALLOT_DATA_DIR to another folder`,
-    ]);
-    expect(documented).toContain(shapeOf(linesOf(second)[0]!));
-    expect(elapsedMs).toBeLessThan(1000);
-    // The first one was not disturbed.
-    expect((await fetch(`${first.url}/v1/namespaces/default/indexpools`)).status).toBe(200);
-  }, 90_000);
+  storeIndependent(
+    'a second server says which server holds it, in one line, and exits 1 within a second',
+    async () => {
+      const dir = folder();
+      const first = track(await startServer(dir, OWN_STORE));
+      const port = new URL(first.url).port;
+      const started = performance.now();
+      const second = track(spawnServer({ ALLOT_DATA_DIR: dir, ...OWN_STORE }));
+      const code = await second.exited;
+      const elapsedMs = performance.now() - started;
+      recordFigure('folder in use', { exitMs: Math.round(elapsedMs) });
+      expect(code).toBe(1);
+      expect(linesOf(second)).toEqual([
+        `Allot: the data folder ${dir} is in use by another Allot server (pid ${first.child.pid}, port ${port}, running since ${lockOf(dir).since}); stop it, or set ALLOT_DATA_DIR to another folder`,
+      ]);
+      expect(documented).toContain(shapeOf(linesOf(second)[0]!));
+      expect(elapsedMs).toBeLessThan(1000);
+      // The first one was not disturbed.
+      expect((await fetch(`${first.url}/v1/namespaces/default/indexpools`)).status).toBe(200);
+    },
+    90_000,
+  );
 
   storeIndependent(
     'of three servers started at once on one folder, one serves and the others name it',
@@ -182,11 +186,16 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     // Sweeps back to back, so one is likely in flight when the signal comes.
     const server = track(await startServer(dir, { ...OWN_STORE, ALLOT_REPAIR_INTERVAL_MS: '200' }));
     await createPools(server.url, POOLS);
-    const stop = { stopped: false };
+    const stop = { stopped: false, answered: 0 };
     const load = claimLoad(server.url, { pools: POOLS, clients: CLIENTS, names: 60, random, stop });
     // A console tab: a kept-alive connection polling every 2 s, and one kept alive, idle.
     const poller = keptAlivePoller(server.url, 2000);
-    await new Promise((resolve) => setTimeout(resolve, 2500 + random() * 1500));
+    // The signal comes under load: every client has been answered a few times over, on average, and a
+    // repair sweep has had time to start (however slow the machine is today).
+    const loadFor = 2500 + random() * 1500;
+    const loaded = Date.now();
+    while (stop.answered < 2 * CLIENTS || Date.now() - loaded < loadFor)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const signalled = performance.now();
     server.child.kill(signal);
     const code = await server.exited;
@@ -212,10 +221,11 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     expect(stopping).toBeGreaterThanOrEqual(0);
     // As docs/local.md shows them (its example is a Ctrl-C).
     expect(documented).toContain(shapeOf(lines[stopping]!.replace(signal, 'SIGINT')));
-    expect(documented).toContain(shapeOf(lines[stopping + 1]!.replace(/; cut short: .*/, '')));
+    // (Requests cut off may log their failure in between.)
+    const stoppedLine = lines.find((line) => line.startsWith('Allot: stopped in '));
+    expect(documented).toContain(shapeOf(stoppedLine!.replace(/; cut short: .*/, '')));
     expect(lines.slice(stopping + 1).filter((line) => line.startsWith('repair'))).toEqual([]);
     expect(lockOf(dir)).toMatchObject({ pid: server.child.pid, state: 'stopped' });
-    expect(operations).toBeGreaterThan(CLIENTS);
 
     const restarted = track(await startServer(dir, OWN_STORE));
     const { found, healedMs } = await healed(restarted.url, POOLS, 60_000);

@@ -99,7 +99,8 @@ export async function createPools(url: string, pools: readonly TestPool[]): Prom
 
 /**
  * `clients` loops that claim and release names at random on `pools` until `stop.stopped`; a loop whose
- * request fails (the server went away under it) ends. Resolves with how many answers came back.
+ * request fails (the server went away under it) ends. Resolves with how many answers came back;
+ * `stop.answered`, when given, counts them as they come.
  */
 export async function claimLoad(
   url: string,
@@ -108,7 +109,7 @@ export async function claimLoad(
     clients: number;
     names: number;
     random: () => number;
-    stop: { stopped: boolean };
+    stop: { stopped: boolean; answered?: number };
   },
 ): Promise<number> {
   const { pools, random, stop } = options;
@@ -126,6 +127,7 @@ export async function claimLoad(
             });
           else await call(url, 'DELETE', `claims/${name}`);
           answered++;
+          if (stop.answered !== undefined) stop.answered++;
         } catch {
           return;
         }
