@@ -123,10 +123,6 @@ export class DataLock {
     throw new Error(`the data folder ${dataDir} is contended: could not take its lock`);
   }
 
-  get state(): LockState {
-    return this.holder.state;
-  }
-
   /** Records what a second server should say about this one (its port, its state). */
   update(change: Partial<Pick<LockHolder, 'port' | 'url' | 'state'>>): void {
     if (this.holder.state === 'stopped') return;
