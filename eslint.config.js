@@ -56,7 +56,7 @@ const layerRules = LAYERS.flatMap((layer) => [
 ]);
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.allot-data/'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.allot-data/', 'dist/'] },
   ...tseslint.configs.recommended,
   {
     rules: {

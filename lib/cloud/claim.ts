@@ -6,6 +6,7 @@
  */
 import { CustomResource, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { CLAIM_RESOURCE_TYPE } from '../domain/claim-resource.ts';
 import { nameProblem } from '../domain/names.ts';
 
 /** The pool a claim draws from, in the claim's namespace. */
@@ -109,7 +110,7 @@ export class AllotClaim extends Construct {
     for (const field of SPEC_FIELDS) if (props[field] !== undefined) spec[field] = props[field];
     this.resource = new CustomResource(this, 'Resource', {
       serviceToken: props.serviceToken,
-      resourceType: 'Custom::AllotClaim',
+      resourceType: CLAIM_RESOURCE_TYPE,
       serviceTimeout: CLAIM_SERVICE_TIMEOUT,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
       properties: {

@@ -19,6 +19,7 @@
  * request from any other stack or resource never changes or deletes it.
  */
 import { createHash } from 'node:crypto';
+import { CLAIM_RESOURCE_TYPE, LOGICAL_ID_ANNOTATION, STACK_ID_ANNOTATION } from '../domain/claim-resource.ts';
 import { AlreadyExistsError, NotFoundError, toAllotError } from '../domain/errors.ts';
 import { nameProblem } from '../domain/names.ts';
 import { claimObject, type ApiObject } from '../domain/objects.ts';
@@ -27,13 +28,6 @@ import { isObject, type JsonObject } from '../domain/validation.ts';
 import { type ClaimContext } from './context.ts';
 import { ChangedSinceRead, type OperationRequest } from './operations/common.ts';
 import { claimKeyOf, createClaim, deleteClaim, replaceClaim } from './operations/claims.ts';
-
-/** The stack that made a claim (its `StackId`, an ARN with the stack's unique id). */
-export const STACK_ID_ANNOTATION = 'cloudformation.allot/stack-id';
-/** The resource of that stack that made it (its `LogicalResourceId`). */
-export const LOGICAL_ID_ANNOTATION = 'cloudformation.allot/logical-id';
-
-export const RESOURCE_TYPE = 'Custom::AllotClaim';
 
 export interface CloudFormationRequest {
   RequestType: 'Create' | 'Update' | 'Delete';
@@ -126,7 +120,7 @@ function propertiesOf(properties: unknown): ClaimProperties {
   const unknown = Object.keys(properties).filter((key) => !PROPERTIES.includes(key));
   if (unknown.length > 0)
     throw new PropertyError(
-      `unknown properties ${unknown.join(', ')}; ${RESOURCE_TYPE} takes Namespace, Name, Spec, Labels`,
+      `unknown properties ${unknown.join(', ')}; ${CLAIM_RESOURCE_TYPE} takes Namespace, Name, Spec, Labels`,
     );
   const { Namespace: namespace = 'default', Name: name, Spec: spec, Labels: labels = {} } = properties;
   if (typeof namespace !== 'string') throw new PropertyError('Namespace must be a string');
@@ -461,7 +455,7 @@ export function timedOut(request: CloudFormationRequest): Outcome {
   return {
     status: 'FAILED',
     physicalId: request.RequestType === 'Create' ? createdIdOrFallback(request, fallbackId) : fallbackId,
-    reason: `the ${request.RequestType} of ${RESOURCE_TYPE} timed out; it is safe to retry`,
+    reason: `the ${request.RequestType} of ${CLAIM_RESOURCE_TYPE} timed out; it is safe to retry`,
   };
 }
 
