@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --store dynamodb-local]`: the whole benchmark on dynalite (bench/run.ts, then the
  * rows of prefix pools of a range of lengths, bench/prefix-lengths.ts), or its efficiency rows on
- * DynamoDB Local (bench/dynamodb-local.ts); then the README's section from the results.
+ * DynamoDB Local (bench/dynamodb-local.ts); then docs/benchmark.md's section from the results.
  */
 import { parseArgs } from 'node:util';
 

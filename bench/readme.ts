@@ -1,6 +1,6 @@
 /**
- * Writes the README's benchmark section (between `<!-- bench:start` and `<!-- bench:end -->`) from
- * bench/results.json, so the figures in the README are the last run's: `npx tsx bench/readme.ts`.
+ * Writes the generated section of docs/benchmark.md (between `<!-- bench:start` and `<!-- bench:end -->`)
+ * from bench/results.json, so the figures there are the last run's: `npx tsx bench/readme.ts`.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
@@ -257,10 +257,10 @@ const section = [
   '<!-- bench:end -->',
 ].join('\n');
 
-const readmeUrl = new URL('../README.md', import.meta.url);
-const readme = readFileSync(readmeUrl, 'utf8');
-const start = readme.indexOf('<!-- bench:start');
-const end = readme.indexOf('<!-- bench:end -->') + '<!-- bench:end -->'.length;
-if (start < 0 || end < start) throw new Error('README has no bench section');
-writeFileSync(readmeUrl, readme.slice(0, start) + section + readme.slice(end));
-console.log('README benchmark section written from bench/results.json');
+const pageUrl = new URL('../docs/benchmark.md', import.meta.url);
+const page = readFileSync(pageUrl, 'utf8');
+const start = page.indexOf('<!-- bench:start');
+const end = page.indexOf('<!-- bench:end -->') + '<!-- bench:end -->'.length;
+if (start < 0 || end < start) throw new Error('docs/benchmark.md has no bench section');
+writeFileSync(pageUrl, page.slice(0, start) + section + page.slice(end));
+console.log('docs/benchmark.md: benchmark section written from bench/results.json');

@@ -7,7 +7,7 @@ const schemaRef = (name: string): Schema => ({ $ref: `#/components/schemas/${nam
 
 const repairCounts: Schema = {
   type: 'object',
-  description: 'per kind of fix (README, "What can be lost, and how it comes back")',
+  description: 'per kind of fix (docs/recovery.md, "The repair sweep")',
   properties: Object.fromEntries(REPAIR_KINDS.map((kind) => [kind, { type: 'integer', minimum: 0 }])),
   required: [...REPAIR_KINDS],
   additionalProperties: false,

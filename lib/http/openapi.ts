@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document of the API: its paths come from the route table (so it lists exactly the
  * routes served) and its schemas from schemas.ts (the ones request checks use). Examples are the seed
- * documents' manifests and the README's; a test sends each request example to the server.
+ * documents' manifests and those of docs/api.md; a test sends each request example to the server.
  */
 import {
   API_VERSION,
@@ -39,7 +39,7 @@ const at = '2026-11-29T11:01:50Z';
 
 /**
  * Request examples by kind, in an order that works when sent one after another (pools first): the
- * seed documents' manifests unchanged, then the README's.
+ * seed documents' manifests unchanged, then those of docs/api.md.
  */
 export const REQUEST_EXAMPLES: Record<ObjectKind, Record<string, Example>> = {
   IndexPool: {
@@ -142,7 +142,7 @@ export const REQUEST_EXAMPLES: Record<ObjectKind, Record<string, Example>> = {
   },
 };
 
-/** One answer per kind, as the server writes it (README, "Try it"). */
+/** One answer per kind, as the server writes it (docs/api.md, "Try it with curl"). */
 export const RESPONSE_EXAMPLES: Record<ObjectKind, Example> = {
   IndexPool: {
     summary: 'a pool with one allocation',

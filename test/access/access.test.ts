@@ -7,7 +7,7 @@
  *   indexes it used must be exactly what the template grants that function;
  * - tenant isolation: every key, key condition and key-bearing value of every call made while serving
  *   `/v1/namespaces/tenant-a/...` belongs to `tenant-a`, although `tenant-b` holds objects of the same
- *   names, so an IAM policy on `/v1/namespaces/<tenant>/*` (README) suffices;
+ *   names, so an IAM policy on `/v1/namespaces/<tenant>/*` (docs/deploy.md, "Tenant isolation by namespace") suffices;
  * - the local server and its store listen on 127.0.0.1 only.
  */
 import '../helpers/quiet.ts';

@@ -1,5 +1,5 @@
 /**
- * A fresh CDK app, as a team writes it (README, "Use it in your CDK app"): it imports the construct by the
+ * A fresh CDK app, as a team writes it (README, "Use it from your CDK app"): it imports the construct by the
  * package's name, and `cdk synth` needs no AWS account, network or Docker. Run as its own process, the way
  * the CDK CLI runs an app, with `allot` mapped to the source (tsconfig.json's `paths`, which tsx reads:
  * the package's entry points are built only by `npm pack`, which test/package/consumer.test.ts installs

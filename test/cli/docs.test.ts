@@ -3,21 +3,14 @@
  * replayed, in order, against a fresh local server, and compared (timestamps and uids masked).
  * `UPDATE_DOCS=1 npx vitest run test/cli/docs.test.ts` writes the real output into the files instead.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startTestAllot } from '../helpers/allot.ts';
 import { run } from '../../lib/cli/main.ts';
 import { consoleSessions, maskRunVariance, rewriteSessions } from '../helpers/doc-sessions.ts';
+import { markdownFiles } from '../docs/markdown.ts';
 
 const PROMPT = '$ npx allot ';
-
-function markdownFiles(): string[] {
-  const pools = readdirSync('docs/pools').map((file) => `docs/pools/${file}`);
-  const docs = readdirSync('docs')
-    .filter((file) => file.endsWith('.md'))
-    .map((file) => `docs/${file}`);
-  return ['README.md', ...docs, ...pools].filter((file) => file.endsWith('.md'));
-}
 
 /** Console blocks made only of `$ npx allot` commands and their output. */
 const sessions = (lines: string[]) =>

@@ -1,5 +1,5 @@
 /**
- * The figures issue 5 asks the test run to print (README, "What the tests prove"): one line per test
+ * The figures issue 5 asks the test run to print (docs/testing.md, "What the tests prove"): one line per test
  * file, with a fixed prefix so they can be found in the output.
  */
 export function recordFigure(name: string, figures: Record<string, number>): void {

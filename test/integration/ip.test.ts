@@ -400,7 +400,7 @@ describe('IP prefix pools', () => {
     expect(replaced.body.status.total).toBe('4');
     // The waiting claim takes a /25 of the new prefix, and the other stays free. Which one is not the
     // contract's: on DynamoDB Local, whose stream is slower, a clean-clone run once saw it take the upper
-    // one (after a lost race, pickers spread over the free values: README, "How a race is decided").
+    // one (after a lost race, pickers spread over the free values: docs/races.md).
     await eventually(async () =>
       expect(['192.168.1.0/25', '192.168.1.128/25']).toContain(
         (await api.get('claims/half-c')).body.status.value,

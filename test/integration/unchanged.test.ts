@@ -1,7 +1,7 @@
 /**
  * A PUT that changes nothing changes nothing (a claim's is not even written), whatever order the store returns a map's keys in: DynamoDB
  * (and DynamoDB Local) keep no order of a map's attributes, dynalite keeps the order written, so a
- * comparison of JSON text passed on dynalite alone (README, "Testing", where the two stores differ).
+ * comparison of JSON text passed on dynalite alone (docs/testing.md, where the two stores disagreed).
  */
 import { describe, expect, it } from 'vitest';
 import { objectKey } from '../../lib/store/keys.ts';
