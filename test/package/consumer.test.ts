@@ -281,6 +281,14 @@ describe('the package', () => {
   }, 300_000);
 });
 
+describe('the app', () => {
+  it('is the one docs/stacks.md shows', () => {
+    const page = readFileSync(join(root, 'docs', 'stacks.md'), 'utf8');
+    for (const line of source.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('//')))
+      expect(page).toContain(line);
+  });
+});
+
 describe('cfn-lint', () => {
   if (!requireCommand('cfn-lint of the package’s templates', 'cfn-lint')) return;
 
