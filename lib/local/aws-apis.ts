@@ -34,8 +34,12 @@ export interface AwsApis {
   /** Whether the request is for one of these APIs (then `serve` answers it). */
   handles(request: IncomingMessage): boolean;
   serve(request: IncomingMessage, response: ServerResponse): Promise<void>;
-  /** Waits for the asynchronous invocations under way (`Event` invokes and rule deliveries). */
-  settle(): Promise<void>;
+  /**
+   * Waits for the asynchronous invocations under way (`Event` invokes and rule deliveries), at most
+   * `withinMs`: a server stopping does not wait longer (what a cut invocation did not do is what a
+   * Lambda cut off leaves: its caller retries, or the stream's repair finishes it).
+   */
+  settle(withinMs?: number): Promise<void>;
 }
 
 interface Answer {
@@ -318,8 +322,16 @@ export function createAwsApis(invoke: Invoke, log: (message: string) => void = c
       send(response, answer);
     },
 
-    async settle() {
-      while (underWay.size > 0) await Promise.allSettled([...underWay]);
+    async settle(withinMs = 2_000) {
+      const deadline = Date.now() + withinMs;
+      while (underWay.size > 0 && Date.now() < deadline) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled([...underWay]),
+          new Promise((resolve) => (timer = setTimeout(resolve, deadline - Date.now()))),
+        ]);
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -394,17 +394,20 @@ describe('the provider always answers', () => {
 
   it('with FAILED before its time runs out, and the Delete of the rollback releases what it made late', async () => {
     const { faults, call } = provider(3_300); // 300 ms left once the answer's margin is kept back
-    faults.beforeCall = (operation) =>
-      operation === 'PutItem' ? new Promise((resolve) => setTimeout(resolve, 1_000)) : undefined;
+    // The claim's first write waits until the test lets it go: the answer must come first.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    faults.beforeCall = (operation) => (operation === 'PutItem' ? held : undefined);
     const responseUrl = responses.url();
     const properties = { Spec: vpcSpec(24) };
     const request = cloudFormationRequest('Create', { logicalId: 'Slow', properties, responseUrl });
-    const started = Date.now();
-    await call(request);
+    const answered = call(request);
     const { body } = await responses.responseTo(responseUrl);
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(body.Status).toBe('FAILED');
     expect(body.Reason).toMatch(/timed out/);
+    await answered;
+    expect((await claimAt(body.PhysicalResourceId)).status).toBe(404);
+    letGo();
     // The claim it went on to make: the Delete that follows a failed Create names it, and it goes.
     await eventually(async () => expect((await claimAt(body.PhysicalResourceId)).status).toBe(200));
     const deleted = await send('Delete', {
