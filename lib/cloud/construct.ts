@@ -364,6 +364,13 @@ export class AllotService extends Construct {
   /**
    * Lets the accounts `consumers` names invoke the claim-resource function, in its resource policy: one
    * statement per account, and one for the organization (`aws:PrincipalOrgID`, Lambda's PrincipalOrgID).
+   *
+   * A Lambda service token, not an SNS-backed custom resource: CloudFormation invokes the function
+   * itself, asynchronously, as the principal deploying the stack (Lambda Developer Guide, "Using Lambda
+   * with CloudFormation"), and a resource policy names accounts and, since 2022, a whole organization
+   * (AWS Compute Blog, "Using organization IDs as principals in Lambda resource policies"). An SNS token
+   * would add a topic, its policy and a subscription to say the same, and deliver one hop later; the
+   * answer goes to the ResponseURL either way.
    */
   private allowConsumers(consumers: AllotConsumers): void {
     for (const account of consumers.accounts ?? []) {

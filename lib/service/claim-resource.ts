@@ -2,7 +2,8 @@
  * `Custom::AllotClaim` (api.md, "From other stacks and services"; docs/stacks.md): CloudFormation's
  * custom resource requests turned into the claim operations, and the response CloudFormation reads.
  *
- * The protocol (AWS CloudFormation User Guide, "Custom resource request types" and "response objects"):
+ * The protocol (AWS CloudFormation User Guide, "Custom resource request types" and "Custom resource
+ * response objects", docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html):
  * a request carries `RequestType` (Create, Update, Delete), `StackId`, `LogicalResourceId`,
  * `RequestId`, `ResourceProperties` (every scalar a string), for Update `OldResourceProperties` and for
  * Update and Delete the `PhysicalResourceId` answered before. The answer (a PUT to `ResponseURL`, at
