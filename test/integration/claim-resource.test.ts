@@ -335,6 +335,30 @@ describe('Delete', () => {
     expect((await claimAt(created.body.PhysicalResourceId)).status).toBe(404);
   });
 
+  it('fails while a pool is carved from the claim (ClaimInUse), and releases it once the pool is gone', async () => {
+    const properties = { Spec: vpcSpec(24) };
+    const created = await send('Create', { logicalId: 'Carved', properties });
+    const name = created.body.Data.Name;
+    const carved = { metadata: { name: 'hosts' }, spec: { prefixesFrom: { claimRef: { name } } } };
+    expect((await api.post('ipaddresspools', carved)).status).toBe(201);
+    const refused = await send('Delete', {
+      logicalId: 'Carved',
+      physicalId: created.body.PhysicalResourceId,
+      properties,
+    });
+    expect(refused.body.Status).toBe('FAILED');
+    expect(refused.body.Reason).toMatch(/^ClaimInUse: .*IPAddressPool "hosts"/);
+    expect((await claimAt(created.body.PhysicalResourceId)).status).toBe(200);
+    expect((await api.delete('ipaddresspools/hosts')).status).toBe(200);
+    const deleted = await send('Delete', {
+      logicalId: 'Carved',
+      physicalId: created.body.PhysicalResourceId,
+      properties,
+    });
+    expect(deleted.body.Status).toBe('SUCCESS');
+    expect((await claimAt(created.body.PhysicalResourceId)).status).toBe(404);
+  });
+
   it('of another stack’s claim answers SUCCESS and leaves it', async () => {
     const theirs = await send('Create', {
       stackId: OTHER_STACK_ID,
