@@ -12,6 +12,9 @@ import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { createClaimHandler } from '../../functions/claim.ts';
 import { createReleaseHandler } from '../../functions/release.ts';
+import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
+import type { DirectFunctionName } from '../cloud/requests.ts';
+import { createAwsApis } from './aws-apis.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
@@ -40,7 +43,7 @@ export interface LocalAllotOptions {
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
-export type InvocableFunction = 'claim' | 'release';
+export type InvocableFunction = DirectFunctionName;
 
 export interface LocalAllot {
   url: string;
@@ -54,7 +57,10 @@ export interface LocalAllot {
    * `:memory:`.
    */
   events: EventSink;
-  /** Invokes the claim or release function with a payload or an EventBridge event, as Lambda would. */
+  /**
+   * Invokes the claim, release or claim-resource function with a payload, an EventBridge event or a
+   * CloudFormation request, as Lambda would (lib/local/aws-apis.ts serves the same over Lambda's API).
+   */
   invoke(functionName: InvocableFunction, event: unknown): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -152,8 +158,14 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
   const invocable = {
     claim: createClaimHandler({ table }),
     release: createReleaseHandler({ table }),
+    'claim-resource': createClaimResourceHandler({ table }),
   };
+  const invoke = (name: InvocableFunction, event: unknown) =>
+    invocable[name](event as never, fakeContext(`allot-${name}`)) as Promise<unknown>;
+  // Lambda's Invoke and EventBridge's PutEvents, on this port (lib/local/aws-apis.ts).
+  const awsApis = createAwsApis(invoke);
   const server: Server = createServer((request, response) => {
+    if (awsApis.handles(request)) return void awsApis.serve(request, response);
     // `GET /` is the console (lib/console), a client of the API below like any other.
     if (serveConsole(request, response)) return;
     void (async () => {
@@ -201,12 +213,12 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     stream,
     repairs,
     events,
-    invoke: (functionName, event) =>
-      invocable[functionName](event as never, fakeContext(`allot-${functionName}`)),
+    invoke,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;
+      await awsApis.settle();
       await repairs?.stop();
       await stream?.stop();
       apiClient?.destroy();
