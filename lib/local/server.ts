@@ -11,6 +11,9 @@ import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { createClaimHandler } from '../../functions/claim.ts';
 import { createReleaseHandler } from '../../functions/release.ts';
+import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
+import type { DirectFunctionName } from '../cloud/requests.ts';
+import { createAwsApis } from './aws-apis.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
@@ -58,7 +61,7 @@ export interface StopReport {
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
-export type InvocableFunction = 'claim' | 'release';
+export type InvocableFunction = DirectFunctionName;
 
 export interface LocalAllot {
   url: string;
@@ -72,7 +75,10 @@ export interface LocalAllot {
    * `:memory:`.
    */
   events: EventSink;
-  /** Invokes the claim or release function with a payload or an EventBridge event, as Lambda would. */
+  /**
+   * Invokes the claim, release or claim-resource function with a payload, an EventBridge event or a
+   * CloudFormation request, as Lambda would (lib/local/aws-apis.ts serves the same over Lambda's API).
+   */
   invoke(functionName: InvocableFunction, event: unknown): Promise<unknown>;
   /**
    * Stops (see `stopLocalAllot`) by `by` (epoch ms; default STOP_BUDGET_MS from now), whatever it was
@@ -201,8 +207,14 @@ async function serve(
   const invocable = {
     claim: createClaimHandler({ table }),
     release: createReleaseHandler({ table }),
+    'claim-resource': createClaimResourceHandler({ table }),
   };
+  const invoke = (name: InvocableFunction, event: unknown) =>
+    invocable[name](event as never, fakeContext(`allot-${name}`)) as Promise<unknown>;
+  // Lambda's Invoke and EventBridge's PutEvents, on this port (lib/local/aws-apis.ts).
+  const awsApis = createAwsApis(invoke);
   listener.serve((request, response) => {
+    if (awsApis.handles(request)) return void awsApis.serve(request, response);
     // `GET /` is the console (lib/console), a client of the API below like any other.
     if (serveConsole(request, response)) return;
     void answer(request, response, (event) => httpHandler(event, fakeContext('allot-api')));
@@ -223,12 +235,21 @@ async function serve(
     stream,
     repairs,
     events,
-    invoke: (functionName, event) =>
-      invocable[functionName](event as never, fakeContext(`allot-${functionName}`)),
+    invoke,
     close(closeOptions = {}) {
+      const by = closeOptions.by ?? Date.now() + STOP_BUDGET_MS;
       stopped ??= stopLocalAllot(
-        { listener, repairs, stream, store, lock, clients: [client, ...(apiClient ? [apiClient] : [])] },
-        closeOptions.by ?? Date.now() + STOP_BUDGET_MS,
+        {
+          listener,
+          repairs,
+          stream,
+          store,
+          lock,
+          clients: [client, ...(apiClient ? [apiClient] : [])],
+          // Asynchronous invocations under way (Lambda's Event, EventBridge's targets), within the stop's budget.
+          invocations: (until) => awsApis.settle(Math.max(0, until - Date.now())),
+        },
+        by,
       );
       return stopped;
     },
@@ -287,6 +308,7 @@ async function stopLocalAllot(
     store: AllotStore;
     lock?: DataLock;
     clients: DynamoDBClient[];
+    invocations?: (until: number) => Promise<void>;
   },
   by: number,
 ): Promise<StopReport> {
@@ -298,6 +320,7 @@ async function stopLocalAllot(
   const stream = parts.stream?.stop();
   const cut = await parts.listener.stop(at(0.4));
   if (cut > 0) abandoned.push(`${cut} request(s) in flight`);
+  await parts.invocations?.(at(0.5));
   if (repairs && !(await within(repairs, at(0.6)))) abandoned.push('the repair sweep');
   if (stream && !(await within(stream, at(0.6)))) abandoned.push("the stream's batch in flight");
   // In-flight SDK calls of what was abandoned end here (their sockets are destroyed).
