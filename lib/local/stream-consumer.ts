@@ -329,6 +329,13 @@ export class StreamConsumer {
       done = 0;
     }
     this.delivered++;
+    // Stopping: a batch cut off (its store closing under it) is not judged; the next start retries it
+    // from the checkpoint, as after a crash, rather than count it a failure or send it to the list.
+    if (this.stopped && done < batch.length) {
+      for (const entry of entries.slice(0, done)) entry.done = true;
+      this.passDone(shard);
+      return true;
+    }
     if (done > 0) {
       for (const entry of entries.slice(0, done)) entry.done = true;
       lane.attempts = 0;

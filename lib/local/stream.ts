@@ -257,6 +257,14 @@ export class LocalStream {
       done = 0;
     }
     this.delivered++;
+    if (this.stopped && done < batch.length) {
+      // Stopping: a batch cut off (its store closing under it) is not judged; the journal keeps what
+      // was not done for the next start, as after a crash, rather than count it a failure.
+      this.options.journal?.done(batch.slice(0, done).map((record) => record.dynamodb!.SequenceNumber!));
+      lane.pending.splice(0, done);
+      lane.busy = false;
+      return;
+    }
     if (done === batch.length) lane.attempts = 0;
     else if (++lane.attempts > this.options.maxRetries) {
       // Retries exhausted: the record goes to the on-failure list and the lane moves on.
