@@ -12,6 +12,7 @@ import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEven
 
 import { lazyContext } from './context.ts';
 import { handleBatch } from '../lib/service/stream/batch.ts';
+import { StreamMemory } from '../lib/service/stream/memory.ts';
 import type { ChangeRecord } from '../lib/service/stream/records.ts';
 import type { EventSink } from '../lib/domain/events.ts';
 import { lazySink, publishStreamEvents } from './stream-events.ts';
@@ -37,6 +38,8 @@ export function changeOf(record: DynamoDBRecord): ChangeRecord {
 export function createStreamHandler(context?: Partial<ClaimContext>, options: { events?: EventSink } = {}) {
   const contextOf = lazyContext(context);
   const sinkOf = lazySink(options.events);
+  // Kept from batch to batch of this instance (facts only: claims seen removed).
+  const memory = new StreamMemory();
 
   return async (event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> => {
     const changes = event.Records.map(changeOf);
@@ -46,7 +49,7 @@ export function createStreamHandler(context?: Partial<ClaimContext>, options: { 
       sequenceOf.set(id, [...(sequenceOf.get(id) ?? []), record.dynamodb!.SequenceNumber!]);
     });
     const failures = new Set<string>();
-    for (const failure of await handleBatch(contextOf(), changes)) {
+    for (const failure of await handleBatch(contextOf(), changes, memory)) {
       logger.error('stream work failed', { what: failure.what, error: failure.error as Error });
       for (const id of failure.records)
         for (const sequence of sequenceOf.get(id) ?? []) failures.add(sequence);

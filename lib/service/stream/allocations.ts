@@ -8,7 +8,9 @@
  *                                                                              delivered again late
  *                                                                              must change nothing
  *   ended with a REMOVE                    a claim that still held it          the claim, unless the
- *                                          allocates again; its name hold goes  batch holds its REMOVE
+ *                                          allocates again; its name hold goes  batch, or an earlier
+ *                                                                              one, held its REMOVE
+ *                                                                              (memory.ts)
  *   the object is there, its claim         nothing                             the claim: the batch's
  *     holds it                                                                 image, or an eventual
  *                                                                              read

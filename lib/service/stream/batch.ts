@@ -52,6 +52,7 @@ import { holdRecords } from './holds.ts';
 import type { Batch, RecordKind, Touched } from './kinds.ts';
 import { poolRecords } from './pools.ts';
 import { BatchReads } from './reads.ts';
+import { StreamMemory } from './memory.ts';
 import { lifeType, runsOf, type ChangeRecord, type KeyRun } from './records.ts';
 
 /** The record kinds, by item type; a life of any other type (a stub on its own) needs no work. */
@@ -87,16 +88,20 @@ interface PoolWork {
 
 const poolText = (pool: PoolId) => `${pool.namespace}\u0000${pool.kind}\u0000${pool.name}`;
 
-/** Works on a batch's records; the failures, to report (the other records are done). */
+/**
+ * Works on a batch's records; the failures, to report (the other records are done). `memory`: what the
+ * instance keeps from batch to batch (memory.ts; a new one forgets, which costs reads, never a mistake).
+ */
 export async function handleBatch(
   ctx: ClaimContext,
   records: readonly ChangeRecord[],
+  memory = new StreamMemory(),
 ): Promise<BatchFailure[]> {
   const runs = runsOf(records);
   const byKey = new Map(runs.map((run) => [run.text, run]));
   const writes = new Map<string, number>();
   const reads = new BatchReads(ctx.table, writes);
-  const batch: Batch = { ctx, reads, runOf: (key) => byKey.get(itemKeyText(key)) };
+  const batch: Batch = { ctx, reads, runOf: (key) => byKey.get(itemKeyText(key)), memory };
 
   // 2. What the work will read, and the pools and groups the counts will.
   const pools = new Map<string, { pool: PoolId; changes: SlotChange[] }>();
@@ -145,6 +150,12 @@ export async function handleBatch(
     failed.add(run);
     failures.push({ records: run.records.map((record) => record.id), what, error });
   };
+  // Claims removed, for later batches (memory.ts): the records say so whatever their work does.
+  for (const run of runs)
+    for (const life of run.lives) {
+      const removed = life.removed as { t?: string; metadata?: { uid?: string } } | undefined;
+      if (removed?.t === 'claim' && removed.metadata?.uid) memory.claimRemoved(run.key, removed.metadata.uid);
+    }
   await trackWrites(writes, () =>
     eachAtMost(runs, KEY_CONCURRENCY, async (run) => {
       try {

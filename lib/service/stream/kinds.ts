@@ -18,6 +18,7 @@ import type { PoolId } from '../../store/keys.ts';
 import type { SlotChange } from '../tally.ts';
 import { itemKeyText } from '../../store/table.ts';
 import type { BatchReads } from './reads.ts';
+import type { StreamMemory } from './memory.ts';
 import { lastImage, type KeyRun, type Life } from './records.ts';
 
 /** A pool whose counts and waiting claims the batch must refresh: a slot change, or a recount. */
@@ -37,6 +38,8 @@ export interface Batch {
   reads: BatchReads;
   /** The run of an item in this batch, if it has one. */
   runOf(key: ItemKey): KeyRun | undefined;
+  /** What this instance remembers from earlier batches (memory.ts): facts only, never a state. */
+  memory: StreamMemory;
 }
 
 export interface RecordKind {
@@ -68,10 +71,16 @@ export function latestIn(
   return { image: lastImage(life), removed: life.after === undefined };
 }
 
-/** Whether the batch holds the REMOVE of the item with this uid (a claim's uid never comes back). */
+/**
+ * Whether the claim at `key` with this uid is known gone: the batch holds its REMOVE, or an earlier batch
+ * of this instance did (memory.ts; a claim's uid never comes back).
+ */
 export function removedIn(batch: Batch, key: ItemKey, uid: string): boolean {
-  return (batch.runOf(key)?.lives ?? []).some(
-    (life) => (life.removed as { metadata?: { uid?: string } } | undefined)?.metadata?.uid === uid,
+  return (
+    batch.memory.isClaimRemoved(key, uid) ||
+    (batch.runOf(key)?.lives ?? []).some(
+      (life) => (life.removed as { metadata?: { uid?: string } } | undefined)?.metadata?.uid === uid,
+    )
   );
 }
 

@@ -1,0 +1,38 @@
+/**
+ * What one stream function instance remembers from batch to batch: the claims it has seen removed.
+ *
+ * A claim's uid never comes back (a claim made again under its name gets a new one), so a REMOVE record
+ * of a claim is a fact for good: no claim with that uid exists now, whenever the record was seen, in
+ * whatever order it came. It spares the read an object's REMOVE makes of its claim (allocations.ts
+ * allocationRemoved: does a claim still hold it?) when the claim's REMOVE came in an earlier batch,
+ * as it always does when the object went by the claim's reclaim policy (Recycle deletes it in the work
+ * on the claim's REMOVE, and the object's REMOVE is a record of that write, in a later batch).
+ *
+ * Nothing is decided on what is not remembered: a uid forgotten (the memory is bounded, and a new
+ * instance starts with none) is read, as before. Records only ever add to it, so a duplicate, a replay or
+ * a record out of order cannot make it say anything untrue.
+ */
+import type { ItemKey } from '../../domain/records.ts';
+import { itemKeyText } from '../../store/table.ts';
+
+/** Claims remembered removed, newest kept: about 100 bytes each, so a few MB at most. */
+export const REMEMBERED_CLAIMS = 20_000;
+
+export class StreamMemory {
+  private readonly removed = new Set<string>();
+
+  constructor(private readonly limit = REMEMBERED_CLAIMS) {}
+
+  /** A REMOVE record of the claim at `key` with this uid was seen. */
+  claimRemoved(key: ItemKey, uid: string): void {
+    const text = `${itemKeyText(key)}\u0000${uid}`;
+    this.removed.delete(text);
+    this.removed.add(text);
+    if (this.removed.size > this.limit) this.removed.delete(this.removed.values().next().value!);
+  }
+
+  /** Whether the claim at `key` with this uid is known to be gone (false: not known, read it). */
+  isClaimRemoved(key: ItemKey, uid: string): boolean {
+    return this.removed.has(`${itemKeyText(key)}\u0000${uid}`);
+  }
+}
