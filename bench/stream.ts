@@ -385,8 +385,15 @@ async function sustained() {
       streamRecordsPerBusySecond: round(handledDuringLoad / Math.max(0.001, busyDuringLoad / 1000), 1),
       streamBusyShareDuringLoad: round(busyDuringLoad / (loadEnd - loadStart), 3),
       /**
+       * The stream's rate ÷ the handlers' over the whole load: records handled per second of the stream
+       * being busy (any batch in flight, so the lanes' overlap is not counted twice: a floor on what it
+       * could handle) ÷ records the handlers' writes put on the stream per second. Above 1: room to spare.
+       */
+      capacityRatio: round(handledDuringLoad / Math.max(0.001, busyDuringLoad / 1000) / handlersRate, 2),
+      /**
        * From a third into the load to its end: the records the stream finished per second ÷ the records
-       * the handlers' writes put on the stream per second (1 when it keeps up, below when it falls behind).
+       * put on the stream per second. It cannot pass 1 (the stream handles only what was written): it is
+       * 1 less the backlog's growth over the window, the records waiting or in flight at its end.
        */
       streamRecordsPerSecond: round(streamRate, 1),
       rateRatio: round(streamRate / producedRate, 2),
@@ -397,7 +404,7 @@ async function sustained() {
     };
     progress(
       `sustained: ${result.operationsPerSecond} operations/s, handlers ${result.handlersRecordsPerSecond} records/s; ` +
-        `stream ${result.streamRecordsPerSecond} records/s (ratio ${result.rateRatio}; busy ${round(result.streamBusyShareDuringLoad * 100, 1)}%, ${result.streamRecordsPerBusySecond} records per busy s); ` +
+        `stream ${result.streamRecordsPerSecond} records/s (ratio ${result.rateRatio}, when busy ${result.capacityRatio}; busy ${round(result.streamBusyShareDuringLoad * 100, 1)}%, ${result.streamRecordsPerBusySecond} records per busy s); ` +
         `handled ${round(result.handledShareAtLoadEnd * 100, 1)}% by the end; counts exact ${result.lagSeconds} s after`,
     );
     return result;
@@ -426,7 +433,7 @@ const results: Record<string, unknown> = {
   method: [
     `Whole life: ${LIFE_CLAIMS} claims (PUT) by one client, the stream's work on their records, ${LIFE_CLAIMS} releases (DELETE), the stream's work on theirs; each function's requests counted on its own client by the SDK middleware of bench/measure.ts, per claim. The records of each phase go to the stream function once the phase is done, as one shard's event source mapping batches them (up to 100 a batch; ${parallelization} concurrent batch(es) per shard, records spread over them by item key).`,
     `Throughput: ${THROUGHPUT_CLAIMS} claims' records, then their releases' records (and the stream's own: the Recycle deletes), handed to the stream function at once on one shard (full batches, ${parallelization} concurrent), timed from the first batch to the last answer; ${LATENCY_MS} ms added to every DynamoDB call of the stream function's client, and none.`,
-    `Sustained: ${LOAD_CLIENTS} clients, each its own instance and client with ${LATENCY_MS} ms added to every call, each claiming (PUT) and releasing (DELETE) in turn for ${LOAD_SECONDS} s, on the local stream emulation (lib/local/stream.ts, as npm start runs it), the stream function's client with ${LATENCY_MS} ms too. Lag: from the load's end until the pool's counts agree with its allocation objects (and the stream has drained). Rates, from a third into the load to its end: the records the stream finished per second, and the records the handlers' writes put on the stream per second.`,
+    `Sustained: ${LOAD_CLIENTS} clients, each its own instance and client with ${LATENCY_MS} ms added to every call, each claiming (PUT) and releasing (DELETE) in turn for ${LOAD_SECONDS} s, on the local stream emulation (lib/local/stream.ts, as npm start runs it), the stream function's client with ${LATENCY_MS} ms too. Lag: from the load's end until the pool's counts agree with its allocation objects (and the stream has drained). The stream's rate ÷ the handlers': records the stream handled per second it was busy (any batch in flight) ÷ records the handlers' writes put on the stream per second, over the whole load; and, from a third into the load to its end, records handled ÷ records written in the same window (at most 1: it is 1 less the backlog's growth).`,
     'Store: dynalite in memory on a worker thread of this process (bench/store.ts), the clients and the stream function on the main thread.',
   ],
 };
