@@ -13,6 +13,7 @@ import { measureBundles, COLD_LOADS } from './bundles.ts';
 import { MIN_WINDOW_WRITES, PARTITION_WRITES_PER_SECOND, type SpaceConcentration } from './concentration.ts';
 import { BenchPool, FIRST_WINDOW, POOL_SHAPES, type Pattern } from './fill.ts';
 import { startInstance } from './instance.ts';
+import { pathFigure, putNewClaims, releaseClaims, type PathSample } from './claim-path.ts';
 import { median, round } from './measure.ts';
 import { rawAround, rawConditionalPuts, RAW_SECONDS, type RawResult } from './raw.ts';
 import { allChecks, check, describeCheck, scenarioTable } from './report.ts';
@@ -38,6 +39,8 @@ const FILLS = [0, 0.5, 0.9, 0.99];
 const PATTERNS: Pattern[] = ['first', 'random'];
 const EXHAUSTED_SAMPLES = 5;
 const REPEATED_SAMPLES = 10;
+/** New claims by PUT, and releases of claims, measured apart from the POST rows. */
+const PATH_SAMPLES = 50;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
 
@@ -65,6 +68,8 @@ const randomWindows: Record<string, number> = {};
 const scenarios: ScenarioResult[] = [];
 let exhausted: ClaimSample[] = [];
 let repeated: Awaited<ReturnType<typeof repeatedClaims>> = [];
+let putNew: PathSample[] = [];
+let released: PathSample[] = [];
 let fillSeconds = 0;
 /** Raw puts around the scenarios the efficiency compares them with (see rawAround). */
 const pairedRaw: Record<
@@ -116,6 +121,16 @@ for (const shape of POOL_SHAPES) {
           run.instance,
           pool,
           run.samples.slice(0, REPEATED_SAMPLES).map((sample) => sample.name),
+        );
+        putNew = await putNewClaims(
+          run.instance,
+          pool,
+          Array.from({ length: PATH_SAMPLES }, (_, i) => `${tag}-put-${i}`),
+        );
+        made.push(...putNew);
+        released = await releaseClaims(
+          run.instance,
+          run.samples.slice(0, PATH_SAMPLES).map((sample) => sample.name),
         );
       }
       if (shape.label === 'index-2^8' && pattern === 'first' && fill === 0.99) {
@@ -195,7 +210,10 @@ const exhaustedFigure = {
   samples: exhausted.length,
   operations: exhausted[0]?.records.map((record) => record.operation) ?? [],
 };
+const newByPut = pathFigure(putNew);
+const release = pathFigure(released);
 const repeatedFigure = {
+  roundTrips: Math.max(...repeated.map((sample) => sample.roundTrips)),
   requests: Math.max(...repeated.map((sample) => sample.requests)),
   requestsMedian: median(repeated.map((sample) => sample.requests)),
   capacity: round(Math.max(...repeated.map((sample) => sample.units)), 3),
@@ -206,6 +224,7 @@ const { perScenario, overall } = allChecks({
   scenarios,
   exhausted: exhaustedFigure,
   repeated: repeatedFigure,
+  newByPut,
   efficiency,
   concentration: spaces,
   bundles,
@@ -242,6 +261,8 @@ const results = {
   scenarios,
   exhaustedClaim: exhaustedFigure,
   repeatedClaim: repeatedFigure,
+  newClaimByPut: newByPut,
+  release,
   rawConditionalPutsPerSecond: { '1': raw1.requestsPerSecond, '32': raw32.requestsPerSecond },
   rawUnmeteredPutsPerSecond: {
     allocation: { '1': plain1.requestsPerSecond, '32': plain32.requestsPerSecond },
@@ -280,6 +301,10 @@ out.push(
 out.push(
   `Repeated claim (PUT, same name and spec, already allocated): ${repeatedFigure.requests} requests, ${repeatedFigure.capacity} capacity units; status ${repeatedFigure.statuses.join(', ')}`,
 );
+const pathLine = (figure: typeof release) =>
+  `requests ${figure.requests.median} / ${figure.requests.p99}, round trips ${figure.roundTrips.median} / ${figure.roundTrips.p99}, capacity units ${figure.units.median} / ${figure.units.p99} (median / p99 of ${figure.samples}; ${figure.operations.join(', ')}); status ${figure.statuses.join(', ')}`;
+out.push(`New claim by PUT: ${pathLine(newByPut)}`);
+out.push(`Release (DELETE of a claim): ${pathLine(release)}`);
 out.push(
   `Raw conditional puts/s (the allocation object a claim puts, counted as claims are, around the scenarios compared): 1 client ${raw1.requestsPerSecond} (${raw1.before.requestsPerSecond} before, ${raw1.after.requestsPerSecond} after), ` +
     `${CONCURRENT_CLIENTS} clients ${raw32.requestsPerSecond} (${raw32.before.requestsPerSecond} before, ${raw32.after.requestsPerSecond} after); ` +

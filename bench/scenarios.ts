@@ -7,7 +7,15 @@ import { performance } from 'node:perf_hooks';
 import { concentration, type SpaceConcentration } from './concentration.ts';
 import { BenchPool, type Materialised, type Pattern } from './fill.ts';
 import { claimBody, startInstance, type Instance } from './instance.ts';
-import { distribution, round, totals, unitsOf, type Distribution, type RequestRecord } from './measure.ts';
+import {
+  distribution,
+  round,
+  roundTrips,
+  totals,
+  unitsOf,
+  type Distribution,
+  type RequestRecord,
+} from './measure.ts';
 
 /** Claims measured per one-client scenario (fewer where the pool has fewer free values). */
 export const CLAIMS_PER_SCENARIO = 200;
@@ -36,6 +44,8 @@ export interface ClaimSample {
   reason?: string;
   status: number;
   requests: number;
+  /** Sequential round trips to the store (requests in flight together count once; measure.ts). */
+  roundTrips: number;
   units: number;
   conditionalFailures: number;
   errors: number;
@@ -55,6 +65,8 @@ export interface ScenarioResult {
   variant?: string;
   claims: number;
   requestsPerClaim: Distribution;
+  /** Sequential round trips per claim (requests in flight together count once). */
+  roundTripsPerClaim: Distribution;
   capacityPerClaim: Distribution;
   claimsPerSecond: number;
   duplicates: number;
@@ -124,6 +136,7 @@ export async function claimOnce(instance: Instance, pool: BenchPool, name: strin
     reason: answer.body?.status?.conditions?.[0]?.reason as string | undefined,
     status: answer.status,
     requests: sum.requests,
+    roundTrips: roundTrips(records),
     units: sum.units,
     conditionalFailures: sum.conditionalFailures,
     errors: sum.errors,
@@ -230,6 +243,7 @@ function summarise(
     clients,
     claims: samples.length,
     requestsPerClaim: distribution(samples.map((sample) => sample.requests)),
+    roundTripsPerClaim: distribution(samples.map((sample) => sample.roundTrips)),
     capacityPerClaim: distribution(samples.map((sample) => sample.units)),
     claimsPerSecond: round(claimsPerSecond, 1),
     duplicates: duplicatesOf(pool, samples),
@@ -428,12 +442,19 @@ export async function exhaustedClaims(
 
 /** Scenario 3b: PUT of claims that exist, with the same spec. */
 export async function repeatedClaims(instance: Instance, pool: BenchPool, names: readonly string[]) {
-  const samples: { name: string; status: number; requests: number; units: number }[] = [];
+  const samples: { name: string; status: number; requests: number; roundTrips: number; units: number }[] = [];
   for (const name of names) {
     const mark = instance.meter.mark();
     const answer = await instance.call('PUT', `claims/${name}`, claimBody(name, pool.ref));
-    const sum = totals(instance.meter.since(mark));
-    samples.push({ name, status: answer.status, requests: sum.requests, units: sum.units });
+    const records = instance.meter.since(mark);
+    const sum = totals(records);
+    samples.push({
+      name,
+      status: answer.status,
+      requests: sum.requests,
+      roundTrips: roundTrips(records),
+      units: sum.units,
+    });
   }
   return samples;
 }
