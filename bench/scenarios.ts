@@ -93,7 +93,8 @@ export interface ScenarioResult {
   capacityByOperation: Record<string, number>;
   /**
    * Where a claim's time goes (means, ms): the whole claim through the handler; the part spent in its
-   * SDK calls (send to answer: the SDK's work, the round trip and the store's work); the rest, which is
+   * SDK calls (send to answer: the SDK's work, the round trip and the store's work; calls in flight
+   * together counted once); the rest, which is
    * the handler's own; and each operation's mean per request. With 32 clients, waits for the one core
    * the clients share are in both parts.
    */
@@ -170,12 +171,22 @@ function perOperation(samples: readonly ClaimSample[], figure: (record: RequestR
   );
 }
 
+/** The time some request of the claim was in flight (requests in flight together count once). */
+function inFlightMs(records: readonly RequestRecord[]): number {
+  let total = 0;
+  let until = -Infinity;
+  for (const record of [...records].sort((a, b) => a.sentAt - b.sentAt)) {
+    const from = Math.max(record.sentAt, until);
+    if (record.answeredAt > from) total += record.answeredAt - from;
+    until = Math.max(until, record.answeredAt);
+  }
+  return total;
+}
+
 function timeOf(samples: readonly ClaimSample[]): ScenarioResult['time'] {
   const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const claimMs = mean(samples.map((sample) => sample.ms));
-  const inRequestsMs = mean(
-    samples.map((sample) => sample.records.reduce((sum, record) => sum + record.ms, 0)),
-  );
+  const inRequestsMs = mean(samples.map((sample) => inFlightMs(sample.records)));
   const byOperation = new Map<string, number[]>();
   for (const record of samples.flatMap((sample) => sample.records)) {
     const list = byOperation.get(record.operation) ?? [];
