@@ -56,6 +56,8 @@ export interface RequestRecord {
   attempts: number;
   /** From the command's send to its answer (the SDK's work both ways, the round trip, the store's work). */
   ms: number;
+  /** Item operations the store serves for it: the keys of a BatchGetItem, else 1. */
+  items: number;
   /** When the command was sent and answered (performance.now()), to tell requests in flight together. */
   sentAt: number;
   answeredAt: number;
@@ -240,6 +242,7 @@ export class Meter {
           conditionalFailure: false,
           attempts: 1,
           ms: 0,
+          items: operation === 'BatchGetItem' ? Math.max(1, described.reads.length) : 1,
           sentAt: 0,
           answeredAt: 0,
           writes: described.writes,

@@ -46,6 +46,8 @@ export interface ClaimSample {
   requests: number;
   /** Sequential round trips to the store (requests in flight together count once; measure.ts). */
   roundTrips: number;
+  /** Item operations the store served (a BatchGetItem counts its keys). */
+  itemOperations: number;
   units: number;
   conditionalFailures: number;
   errors: number;
@@ -67,6 +69,11 @@ export interface ScenarioResult {
   requestsPerClaim: Distribution;
   /** Sequential round trips per claim (requests in flight together count once). */
   roundTripsPerClaim: Distribution;
+  /**
+   * Item operations per claim (a BatchGetItem counts its keys): what the efficiency compares with raw
+   * puts, one item each.
+   */
+  itemOperationsPerClaim: Distribution;
   capacityPerClaim: Distribution;
   claimsPerSecond: number;
   duplicates: number;
@@ -138,6 +145,7 @@ export async function claimOnce(instance: Instance, pool: BenchPool, name: strin
     status: answer.status,
     requests: sum.requests,
     roundTrips: roundTrips(records),
+    itemOperations: records.reduce((total, record) => total + record.items, 0),
     units: sum.units,
     conditionalFailures: sum.conditionalFailures,
     errors: sum.errors,
@@ -255,6 +263,7 @@ function summarise(
     claims: samples.length,
     requestsPerClaim: distribution(samples.map((sample) => sample.requests)),
     roundTripsPerClaim: distribution(samples.map((sample) => sample.roundTrips)),
+    itemOperationsPerClaim: distribution(samples.map((sample) => sample.itemOperations)),
     capacityPerClaim: distribution(samples.map((sample) => sample.units)),
     claimsPerSecond: round(claimsPerSecond, 1),
     duplicates: duplicatesOf(pool, samples),
