@@ -9,7 +9,7 @@ import { ALL_ROUTES, KUBE_ROUTES } from '../../lib/http/routes.ts';
 import { STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
 import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair'];
+const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'claim-resource'];
 const ITEM_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:PutItem',

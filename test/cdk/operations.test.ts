@@ -10,7 +10,7 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair'];
+const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'claim-resource'];
 
 function build(props: (stack: Stack) => AllotServiceProps = () => ({})) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -183,9 +183,9 @@ describe('alarms', () => {
     });
   });
 
-  it('are exactly these fifteen', () => {
-    expect(alarms()).toHaveLength(15);
-    expect(service.alarms).toHaveLength(15);
+  it('are exactly these seventeen', () => {
+    expect(alarms()).toHaveLength(17);
+    expect(service.alarms).toHaveLength(17);
   });
 
   it('notify nobody without a topic, and the topic on ALARM and OK when given', () => {
@@ -193,7 +193,7 @@ describe('alarms', () => {
     let topic!: Topic;
     const withTopic = build((s) => ({ alarmTopic: (topic = new Topic(s, 'OnCall')) }));
     const withTopicAlarms = Object.values(withTopic.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(withTopicAlarms).toHaveLength(15);
+    expect(withTopicAlarms).toHaveLength(17);
     const ref = { Ref: idOf(topic, withTopic.stack) };
     for (const alarm of withTopicAlarms) {
       expect(alarm.Properties.AlarmActions).toEqual([ref]);

@@ -423,6 +423,8 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
     ctx.table.carvings.of(namespace, name, 1),
   ]);
   if (current?.t !== 'claim') throw notFound('claims', name);
+  // A caller that read the claim first (Custom::AllotClaim) deletes only the claim it read.
+  checkUnchangedSince(request, () => claimObject(current));
   if (carving) {
     const kind = poolInfoByResource(carving.resource)?.kind ?? carving.resource;
     throw new ClaimInUseError(
