@@ -18,6 +18,7 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ItemKey } from '../domain/records.ts';
 import type { Item } from './items.ts';
 
@@ -25,12 +26,6 @@ import type { Item } from './items.ts';
 export function itemKeyText(key: ItemKey): string {
   return `${key.pk}\u0000${key.sk}`;
 }
-
-/** BatchGetItem's most keys a request. */
-const BATCH_GET_KEYS = 100;
-/** How often keys left unprocessed are asked for again before the read gives up (and the caller fails). */
-const BATCH_GET_ATTEMPTS = 8;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The keys written (or tried) by the calls made inside `trackWrites`, per async context: key → how often. */
 const tracked = new AsyncLocalStorage<Map<string, number>>();
@@ -60,10 +55,23 @@ function noteWrite(command: unknown): void {
   }
 }
 
-/** A conditional write lost: the item is not in the state the write expected. */
+/**
+ * A conditional write lost: the item is not in the state the write expected. `item` is the item it
+ * failed on, when the write asked for it (ReturnValuesOnConditionCheckFailure) and the store sent it.
+ */
 export class ConditionFailedError extends Error {
   override readonly name = 'ConditionFailedError';
+  constructor(
+    message: string,
+    readonly item?: Item,
+  ) {
+    super(message);
+  }
 }
+
+/** BatchGetItem takes at most this many keys a request. */
+const BATCH_GET_MAX = 100;
+const BATCH_GET_ATTEMPTS = 6;
 
 export interface TableOptions {
   tableName: string;
@@ -103,33 +111,44 @@ export class TableClient {
   }
 
   /**
-   * Many items at once (BatchGetItem, 100 keys a request, the requests side by side), by `itemKeyText`;
-   * a key with no item is absent from the map. Keys DynamoDB leaves unprocessed (throughput, or the 16 MB
-   * answer limit) are asked again, after a pause that doubles each time, as AWS recommends.
+   * Several items in one BatchGetItem (requests in flight together cost one round trip; each item is
+   * billed as its own GetItem would be), in the order of `keys`; undefined where none. Keys the store
+   * left unprocessed (throttled) are asked for again after a back-off, as AWS advises for BatchGetItem.
    */
-  async getMany(keys: readonly ItemKey[], consistent: boolean): Promise<Map<string, Item>> {
-    const unique = new Map(keys.map((key) => [itemKeyText(key), { pk: key.pk, sk: key.sk }]));
+  async getMany(keys: readonly ItemKey[], consistent: boolean): Promise<(Item | undefined)[]> {
+    if (keys.length > BATCH_GET_MAX) throw new Error(`at most ${BATCH_GET_MAX} keys a BatchGetItem`);
     const found = new Map<string, Item>();
-    const all = [...unique.values()];
-    const chunks = Array.from({ length: Math.ceil(all.length / BATCH_GET_KEYS) }, (_, i) =>
-      all.slice(i * BATCH_GET_KEYS, (i + 1) * BATCH_GET_KEYS),
+    const id = (key: { pk?: unknown; sk?: unknown }) => `${String(key.pk)}\u0000${String(key.sk)}`;
+    let pending: ItemKey[] = [...keys];
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= BATCH_GET_ATTEMPTS)
+        throw new Error(`BatchGetItem left keys unprocessed ${attempt} times`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      const result = await this.doc.send(
+        new BatchGetCommand({
+          RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } },
+        }),
+      );
+      for (const item of result.Responses?.[this.tableName] ?? []) found.set(id(item), item);
+      pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as ItemKey[];
+    }
+    return keys.map((key) => found.get(id(key)));
+  }
+
+  /**
+   * Any number of items, by `itemKeyText` (a key with no item is absent from the map): getMany's
+   * requests of 100 keys, side by side (one round trip). The stream function's batch read.
+   */
+  async getByKey(keys: readonly ItemKey[], consistent: boolean): Promise<Map<string, Item>> {
+    const all = [...new Map(keys.map((key) => [itemKeyText(key), { pk: key.pk, sk: key.sk }])).values()];
+    const chunks = Array.from({ length: Math.ceil(all.length / BATCH_GET_MAX) }, (_, i) =>
+      all.slice(i * BATCH_GET_MAX, (i + 1) * BATCH_GET_MAX),
     );
-    await Promise.all(
-      chunks.map(async (chunk) => {
-        let pending: ItemKey[] = chunk;
-        for (let attempt = 0; pending.length > 0; attempt++) {
-          if (attempt > 0) await sleep(Math.min(25 * 2 ** attempt, 1000));
-          const result = await this.doc.send(
-            new BatchGetCommand({
-              RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } },
-            }),
-          );
-          for (const item of result.Responses?.[this.tableName] ?? [])
-            found.set(itemKeyText(item as ItemKey), item);
-          pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as ItemKey[];
-          if (attempt >= BATCH_GET_ATTEMPTS && pending.length > 0)
-            throw new Error(`BatchGetItem left ${pending.length} keys unprocessed ${attempt + 1} times`);
-        }
+    const answers = await Promise.all(chunks.map((chunk) => this.getMany(chunk, consistent)));
+    const found = new Map<string, Item>();
+    answers.forEach((items, i) =>
+      items.forEach((item, j) => {
+        if (item) found.set(itemKeyText(chunks[i]![j]!), item);
       }),
     );
     return found;
@@ -147,5 +166,6 @@ export class TableClient {
 }
 
 export function conditionFailed(error: unknown): unknown {
-  return error instanceof ConditionalCheckFailedException ? new ConditionFailedError(error.message) : error;
+  if (!(error instanceof ConditionalCheckFailedException)) return error;
+  return new ConditionFailedError(error.message, error.Item ? (unmarshall(error.Item) as Item) : undefined);
 }

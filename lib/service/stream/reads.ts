@@ -1,7 +1,7 @@
 /**
  * What a stream batch reads, read once: every record kind names the items its work needs before any
  * work starts (lib/service/stream/kinds.ts), and the batch reads them all in one round trip (BatchGetItem,
- * store/table.ts getMany: the strongly consistent keys in one request, the others in another).
+ * store/client.ts getByKey: the strongly consistent keys in one request, the others in another).
  *
  * Two kinds of read, and what each may decide:
  * - consistent: the item as it is now (after every write acknowledged before the read). What a change of
@@ -60,7 +60,7 @@ export class BatchReads {
         if (keys.length === 0) return;
         const consistent = i === 0;
         const before = new Map(keys.map((key) => [itemKeyText(key), this.writesOf(itemKeyText(key))]));
-        const found = await this.table.getMany(keys, consistent);
+        const found = await this.table.getByKey(keys, consistent);
         for (const key of keys) {
           const text = itemKeyText(key);
           const item = found.get(text) as Stored<unknown> | undefined;
