@@ -70,14 +70,19 @@ export function claimKeyOf(namespace: string, name: string): ItemKey {
   return objectKey(namespace, 'claims', name);
 }
 
-/** Applies the pool's reclaim policy to an allocation whose claim went; true when this call changed it. */
+/**
+ * Applies the pool's reclaim policy to an allocation whose claim went; true when this call changed it.
+ * `readPool`: how the pool is read (the stream function's batch has read it already).
+ */
 export async function reclaim(
   ctx: ClaimContext,
   key: ItemKey,
   allocation: AllocationRecord,
+  readPool: (key: ItemKey) => Promise<PoolRecord | undefined> = (poolKey) =>
+    ctx.table.get<PoolRecord>(poolKey),
 ): Promise<boolean> {
   const ref = allocation.spec.claimRef!;
-  const pool = await ctx.table.get<PoolRecord>(poolKeyOf(poolIdOfAllocation(allocation)));
+  const pool = await readPool(poolKeyOf(poolIdOfAllocation(allocation)));
   if (pool?.t === 'pool' && pool.spec.reclaimPolicy === 'Retain') {
     // Retain keeps the value and the claim's name but clears the uid: a claim recreated under that name
     // may rebind through allow-binding (the seed document's promise); nobody else can take the value.

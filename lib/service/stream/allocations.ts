@@ -20,7 +20,13 @@
  * Every REMOVE is worked on (its work depends on the old image: the claim it named, its name hold);
  * of the rest of a life only where it ended: the object as it is now is what the work decides on.
  */
-import type { AllocationRecord, ClaimRecord, ItemKey, NameHoldRecord } from '../../domain/records.ts';
+import type {
+  AllocationRecord,
+  ClaimRecord,
+  ItemKey,
+  NameHoldRecord,
+  PoolRecord,
+} from '../../domain/records.ts';
 import type { AllocationKind } from '../../domain/kinds.ts';
 import { valueKind } from '../../domain/spaces.ts';
 import { timestamp } from '../../domain/objects.ts';
@@ -45,7 +51,9 @@ export const allocationRecords: RecordKind = {
       if (life.removed) {
         if (ref.uid && !removedIn(batch, claim, ref.uid)) batch.reads.want(claim, true);
       } else if (image.finest !== undefined && ref.uid) batch.reads.want(claim, true);
-      else if (!batch.runOf(claim)) batch.reads.want(claim, false);
+      else if (image.origin === 'claim' && ref.uid && batch.memory.isClaimRemoved(claim, ref.uid)) {
+        // Its claim is gone (allocationThere): nothing to read.
+      } else if (!batch.runOf(claim)) batch.reads.want(claim, false);
     }
     const hold = image.origin === 'user' ? holdKeyOfObject(image) : undefined;
     if (hold && !life.removed) batch.reads.want(hold, true);
@@ -140,6 +148,14 @@ async function allocationThere(batch: Batch, key: ItemKey, current: Stored<Alloc
     if (!resolved.kept) return;
   }
   if (!ref) return;
+  if (current.origin === 'claim' && ref.uid !== '' && batch.memory.isClaimRemoved(claimKey, ref.uid)) {
+    // Its claim is gone (memory.ts). Removed holding this key, it held this object (a claim is bound to a
+    // key only once its object is there, and no object is put for a claim that is gone), and the work on
+    // its REMOVE applies the reclaim policy to it, under the same uid condition: nothing to do here.
+    // Removed holding anything else, the object is a leftover of its handler: reclaimed, as below.
+    if (!batch.memory.removedHolding(claimKey, ref.uid, key)) await reclaim(ctx, key, current, poolOf(batch));
+    return;
+  }
   // The claim holds it (it settled on it): nothing to do. The batch's image of the claim, or an eventual
   // read, is enough to say so: anything that happened to the claim since has its own record.
   const hint = claimHint(batch, claimKey);
@@ -159,7 +175,7 @@ async function allocationThere(batch: Batch, key: ItemKey, current: Stored<Alloc
   }
   if (ref.uid !== '' && current.origin === 'claim') {
     // Its claim was released or recreated while the claim's handler was still at work.
-    await reclaim(ctx, key, current);
+    await reclaim(ctx, key, current, poolOf(batch));
     return;
   }
   if (live && (live.phase === 'Waiting' || live.phase === 'Allocating') && bindable(current, live)) {
@@ -184,6 +200,9 @@ async function allocationThere(batch: Batch, key: ItemKey, current: Stored<Alloc
   }
   if (!live?.bound) await ctx.table.offerToClaim(claimKey, key);
 }
+
+/** The pool as the batch read it (consistently; read again if the batch wrote it since). */
+const poolOf = (batch: Batch) => (key: ItemKey) => batch.reads.current<PoolRecord>(key);
 
 /** The claim as the batch last saw it: its latest image in the batch, or the batch's read. */
 function claimHint(batch: Batch, key: ItemKey): ClaimRecord | undefined {

@@ -43,7 +43,7 @@ import { summaryOf, type GroupSummary } from '../../store/items.ts';
 import { groupKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import { itemKeyText } from '../../store/table.ts';
 import { trackWrites } from '../../store/client.ts';
-import type { PoolRecord } from '../../domain/records.ts';
+import type { ClaimRecord, PoolRecord } from '../../domain/records.ts';
 import { refreshPool } from '../reconcile.ts';
 import { groupsOfChanges, refId, type SlotChange } from '../tally.ts';
 import { allocationRecords } from './allocations.ts';
@@ -102,6 +102,13 @@ export async function handleBatch(
   const writes = new Map<string, number>();
   const reads = new BatchReads(ctx.table, writes);
   const batch: Batch = { ctx, reads, runOf: (key) => byKey.get(itemKeyText(key)), memory };
+  // Claims removed, for this batch and later ones (memory.ts): the records say so whatever their work does.
+  for (const run of runs)
+    for (const life of run.lives) {
+      const removed = life.removed as unknown as ClaimRecord | undefined;
+      if (removed?.t === 'claim' && removed.metadata?.uid)
+        memory.claimRemoved(run.key, removed.metadata.uid, removed.bound);
+    }
 
   // 2. What the work will read, and the pools and groups the counts will.
   const pools = new Map<string, { pool: PoolId; changes: SlotChange[] }>();
@@ -150,12 +157,6 @@ export async function handleBatch(
     failed.add(run);
     failures.push({ records: run.records.map((record) => record.id), what, error });
   };
-  // Claims removed, for later batches (memory.ts): the records say so whatever their work does.
-  for (const run of runs)
-    for (const life of run.lives) {
-      const removed = life.removed as { t?: string; metadata?: { uid?: string } } | undefined;
-      if (removed?.t === 'claim' && removed.metadata?.uid) memory.claimRemoved(run.key, removed.metadata.uid);
-    }
   await trackWrites(writes, () =>
     eachAtMost(runs, KEY_CONCURRENCY, async (run) => {
       try {
