@@ -16,6 +16,9 @@
  *                                                                               timing shows it
  *   its value changed (IPPrefixPool)       the pools carved from it follow      the carvings (a Query)
  *
+ * A claim its handler is at work on (Allocating, before the deadline) is first left alone for
+ * FIRST_LOOK_MS: its handler settles it a round trip or two after the record.
+ *
  * Every REMOVE is worked on (each is a claim that went); of the records of a life, only the transitions
  * above: the stub written over, a settle that newly bound it, a value that moved. What the latest image
  * says of a claim that holds its object (its handler settled it) needs no read at all.
@@ -45,8 +48,10 @@ export const claimRecords: RecordKind = {
     if (life.removed) await claimRemoved(batch, life.removed as unknown as ClaimRecord);
     else {
       const claim = life.after as unknown as ClaimRecord;
-      if (claim.phase === 'Allocating' || claim.phase === 'Waiting') await reconcileClaim(ctx, run.key);
-      else if (mustCheckBound(batch, life, claim)) await checkBound(batch, run.key, claim);
+      if (claim.phase === 'Allocating' || claim.phase === 'Waiting') {
+        await handlerFirst(claim);
+        await reconcileClaim(ctx, run.key);
+      } else if (mustCheckBound(batch, life, claim)) await checkBound(batch, run.key, claim);
     }
     // Pools carved from the claim follow its value (service/carving.ts); only a prefix claim's value is
     // a pool's prefixes, so no other claim's value can move one.
@@ -61,6 +66,20 @@ const valueOf = (image: Record<string, unknown> | undefined) =>
   (image as { status?: { value?: string } } | undefined)?.status?.value;
 const boundOf = (image: Record<string, unknown> | undefined) =>
   (image as { bound?: ItemKey } | undefined)?.bound;
+
+/**
+ * How long a claim its handler is at work on is left alone before the first look (reconcileClaim reads
+ * it, and reads again until the handler is done or its deadline passed): its record comes as soon as
+ * the claim is created, two round trips before the settle, so a read at once would mostly find it at
+ * work and be made again.
+ */
+export const FIRST_LOOK_MS = 25;
+
+async function handlerFirst(claim: ClaimRecord): Promise<void> {
+  if (claim.phase !== 'Allocating' || !claim.allocatingUntil) return;
+  const ms = Math.min(FIRST_LOOK_MS, Date.parse(claim.allocatingUntil) - Date.now());
+  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /**
  * A claim written over its name's stub: the stub's offers go onto the claim, so they outlive the handler
