@@ -400,6 +400,11 @@ async function sustained() {
       lagSeconds: round(((exactSince ?? drainedAt) - loadEnd) / 1000, 2),
       drainedAfterSeconds: round((drainedAt - loadEnd) / 1000, 2),
       streamRequestsPerOperation: round(totals(stream.meter.records).requests / Math.max(1, operations), 2),
+      /** The stream function's requests and units per claim's life (a claim and its release), by operation. */
+      streamPerLife: share(stream.meter.records, Math.max(1, operations / 2)),
+      /** Batches the stream function was handed, and records a batch on average. */
+      batches: local.delivered,
+      recordsPerBatch: round(handled / Math.max(1, local.delivered), 1),
       failedRecords: local.failed.length,
     };
     progress(
