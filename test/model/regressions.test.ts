@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AllotStore } from '../../lib/local/stores.ts';
 import { startTestStore } from '../helpers/allot.ts';
 import { alwaysViolations, drainedViolations } from './invariants.ts';
-import { Clock, World, type Instance } from './world.ts';
+import { Clock, World, type Answer, type Instance } from './world.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 let store: AllotStore;
@@ -321,4 +321,33 @@ describe('regressions found by the model', () => {
       vi.restoreAllMocks();
     }
   }, 180_000);
+
+  it('answers a PUT whose claim a cascade deleted, and a copy made anew, with that claim settled', async () => {
+    // Found by the model (seed 1043359263): identical PUTs of a claim beside a cascade delete of its pool.
+    // One PUT's claim was deleted by the cascade and another PUT made the name anew; the first's settle
+    // then lost and answered the new claim as it found it, still being allocated by its own request.
+    const world = await World.create(store, 50, 3);
+    try {
+      const answers: Answer[] = [];
+      for (let round = 0; round < 25; round++) {
+        const [a, b, c] = world.instances as [Instance, Instance, Instance];
+        await a.call('PUT', 'indexpools/p2', { spec: { ranges: ['18..18'] } });
+        const claim = { spec: { poolRef: { kind: 'IndexPool', name: 'p2' } } };
+        const [burst] = await Promise.all([
+          Promise.all([a, b, c].map((instance) => instance.call('PUT', 'claims/c0', claim))),
+          a.call('DELETE', 'indexpools/p2?cascade=true'),
+        ]);
+        answers.push(...burst);
+        await world.queue.drain(world.streamHandler, world.random);
+        await a.call('DELETE', 'claims/c0');
+        await world.queue.drain(world.streamHandler, world.random);
+      }
+      const reasons = answers
+        .filter((answer) => answer.status < 300)
+        .map((answer) => answer.body.status.conditions[0].reason);
+      expect(reasons).not.toContain('Allocating');
+    } finally {
+      await world.close();
+    }
+  }, 120_000);
 });

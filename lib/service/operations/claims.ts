@@ -244,8 +244,21 @@ async function newClaim(
   if ('inTheWay' in written) return written;
   const offers = written.stub?.t === 'stub' ? Object.values(written.stub.offers ?? {}) : [];
   const { outcome } = await decide(ctx, record, reads.pool, offers, reads.decideOptions);
-  const settled = await settle(ctx, key, record, outcome);
+  const settled = await settledAnswer(ctx, key, await settle(ctx, key, record, outcome));
   return { reply: { statusCode: 201, body: claimObject(settled ?? decided(record, outcome)) } };
+}
+
+/**
+ * What a settle left at the claim's key, as an answer: a settle that lost finds the claim as another
+ * request left it, and that may be a claim of the same name made anew (a cascade deleted ours) that its
+ * own request is still allocating; no answer carries a claim mid-allocation (api.md, "Routes").
+ */
+async function settledAnswer(
+  ctx: ClaimContext,
+  key: ItemKey,
+  settled: ClaimRecord | undefined,
+): Promise<ClaimRecord | undefined> {
+  return settled?.phase === 'Allocating' ? allocationOutcome(ctx, key, settled) : settled;
 }
 
 /**
@@ -388,7 +401,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     }
     if (again) {
       const { outcome } = await decide(ctx, record, pool);
-      const settled = await settle(ctx, key, record, outcome);
+      const settled = await settledAnswer(ctx, key, await settle(ctx, key, record, outcome));
       return { statusCode: 200, body: claimObject(settled ?? decided(record, outcome)) };
     }
     return { statusCode: 200, body: claimObject(record) };
