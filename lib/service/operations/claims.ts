@@ -258,7 +258,7 @@ async function settledAnswer(
   key: ItemKey,
   settled: ClaimRecord | undefined,
 ): Promise<ClaimRecord | undefined> {
-  return settled?.phase === 'Allocating' ? allocationOutcome(ctx, key, settled) : settled;
+  return midAllocation(settled) ? allocationOutcome(ctx, key, settled) : settled;
 }
 
 /**
