@@ -25,6 +25,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../http/routes.ts';
 import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
+import { STREAM_MAPPING } from './stream-mapping.ts';
 import { REQUEST_RULES, type RequestRule } from './requests.ts';
 import { constructIdOf, createAllotFunction } from './lambda.ts';
 
@@ -127,13 +128,19 @@ export const METRICS_NAMESPACE = 'Allot';
 export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEventSourceProps {
   return {
     startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-    batchSize: 100,
-    maxBatchingWindow: Duration.seconds(1),
+    batchSize: STREAM_MAPPING.batchSize,
+    maxBatchingWindow: Duration.seconds(STREAM_MAPPING.maxBatchingWindowSeconds),
     bisectBatchOnError: true,
-    retryAttempts: 5,
-    maxRecordAge: Duration.hours(24),
-    // One batch at a time per shard, so a key's changes reach the handler in order.
-    parallelizationFactor: 1,
+    retryAttempts: STREAM_MAPPING.retryAttempts,
+    maxRecordAge: Duration.hours(STREAM_MAPPING.maxRecordAgeHours),
+    // Several batches of a shard at once. Lambda still keeps each item's records in order ("in-order
+    // processing at the item (partition and sort key) level", https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html),
+    // as DynamoDB Streams writes them ("for each item ... the stream records appear in the same sequence
+    // as the actual modifications to the item", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html).
+    // That is enough for every effect of the stream function: an item's own work sees its changes in
+    // order, and work on two items was already unordered (two shards, any order), so every effect reads
+    // what it decides on and writes conditionally (lib/service/stream/batch.ts has the argument).
+    parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
     reportBatchItemFailures: true,
     onFailure: new SqsDlq(deadLetterQueue),
     filters: STREAM_FILTER_PATTERNS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
