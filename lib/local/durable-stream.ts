@@ -75,6 +75,29 @@ export async function startDynaliteStream(
   };
 }
 
+/**
+ * A second reader of the emulated stream (the history function): its own filters, fed every committed
+ * change as the stream function's reader is, in memory only, a failing batch retried until it succeeds.
+ */
+export function startSecondReader(
+  store: LocalStore,
+  tableName: string,
+  options: Pick<LocalStreamOptions, 'handler' | 'onFailure'> & {
+    reader: { filters: LocalStreamOptions['filters'] };
+  },
+): { feed: LocalStream; detach(): Promise<void> } {
+  const stream = new LocalStream({
+    handler: options.handler,
+    onFailure: options.onFailure,
+    filters: options.reader.filters,
+    maxRetries: Infinity,
+  });
+  const unsubscribe = store.onChange((change) => {
+    if (change.tableName === tableName) stream.push(change);
+  });
+  return { feed: stream, detach: async () => unsubscribe() };
+}
+
 async function readItem(client: DynamoDBClient, tableName: string, keys: Image): Promise<Image | undefined> {
   const { Item } = await client.send(
     new GetItemCommand({ TableName: tableName, Key: keys as never, ConsistentRead: true }),

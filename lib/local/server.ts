@@ -4,12 +4,18 @@
  * node:http server that turns requests into API Gateway (HTTP API, payload 2.0) events for the real HTTP
  * handler, which dispatches from the same route table as the deployed API.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
+import { createHistoryHandler } from '../../functions/history.ts';
+import { LONG_POLL_MS, STREAM_WATCH_MS, type WatchSink } from '../../functions/http-chain.ts';
+import { HISTORY_FILTER_PATTERNS } from '../cloud/stream-filter.ts';
+import { RESOURCES } from '../domain/kinds.ts';
+import { resetHistories } from '../service/history.ts';
+import { RepairStore } from '../store/repairs.ts';
 import { createClaimHandler } from '../../functions/claim.ts';
 import { createReleaseHandler } from '../../functions/release.ts';
 import type { EventSink } from '../domain/events.ts';
@@ -37,6 +43,12 @@ export interface LocalAllotOptions {
   repairIntervalMs?: number;
   /** The HTTP handler's own DynamoDB client, made for the store's endpoint (tests give it faults). */
   apiClient?: (endpoint: string) => DynamoDBClient;
+  /**
+   * How watches answer: streamed as changes come (the default), or as the deployed API's long polls
+   * (`longPoll`: an answer ends after its first events), and for at most `answerMs` (tests: a server
+   * that ends every watch early).
+   */
+  watch?: { longPoll?: boolean; answerMs?: number };
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
@@ -47,6 +59,8 @@ export interface LocalAllot {
   table: Table;
   store: AllotStore;
   stream?: StreamFeed;
+  /** What feeds the history function (the stream's second reader, for watches). */
+  history?: StreamFeed;
   /** The repair sweep's local schedule, when it runs. */
   repairs?: RepairLoop;
   /**
@@ -59,7 +73,8 @@ export interface LocalAllot {
   close(): Promise<void>;
 }
 
-export function fakeContext(functionName: string): Context {
+/** A Lambda context for a local invocation; `remainingMs`: how long it may run (a watch: its whole answer). */
+export function fakeContext(functionName: string, remainingMs = 10_000): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
@@ -69,7 +84,7 @@ export function fakeContext(functionName: string): Context {
     awsRequestId: crypto.randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 10_000,
+    getRemainingTimeInMillis: () => remainingMs,
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
@@ -126,6 +141,54 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
   };
 }
 
+/**
+ * The sink a watch streams its lines into, when the request is one (GET with `watch=true`): the answer's
+ * head goes out with the first line, and the watch stops when the client goes.
+ */
+function watchStream(
+  response: ServerResponse,
+  mode: LocalAllotOptions['watch'],
+): { sink: WatchSink; controller: AbortController; started(): boolean } | undefined {
+  const request = response.req;
+  if (request.method !== 'GET') return undefined;
+  const query = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams;
+  if (!['true', '1'].includes(query.get('watch') ?? '')) return undefined;
+  const controller = new AbortController();
+  response.on('close', () => controller.abort());
+  let started = false;
+  const open = () => {
+    if (started) return;
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache' });
+    response.flushHeaders();
+    started = true;
+  };
+  const sink: WatchSink = {
+    signal: controller.signal,
+    open,
+    endAfterEvents: mode?.longPoll ?? false,
+    ...((mode?.answerMs ?? (mode?.longPoll ? LONG_POLL_MS : undefined)) !== undefined && {
+      maxMs: mode?.answerMs ?? LONG_POLL_MS,
+    }),
+    write(line) {
+      open();
+      response.write(`${line}\n`);
+    },
+  };
+  return { sink, controller, started: () => started };
+}
+
+/** Every namespace the registry knows (store/repairs.ts). */
+async function registeredNamespaces(table: Table): Promise<string[]> {
+  const registry = new RepairStore(table);
+  const names: string[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await registry.namespaces(100, after);
+    names.push(...page.items);
+    if (page.last === undefined) return names;
+    after = page.last;
+  }
+}
+
 export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
   const store = await openStore({ kind: options.store, dataDir: options.dataDir });
   const client = store.client();
@@ -137,7 +200,18 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
   let stream: StreamFeed | undefined;
+  let history: StreamFeed | undefined;
   if (options.stream !== false) {
+    // The history's reader keeps no journal with dynalite: positions from before this start are gone.
+    if (store.kind === 'dynalite' && options.dataDir !== ':memory:')
+      await resetHistories(table, await registeredNamespaces(table), RESOURCES);
+    const historyHandler = createHistoryHandler({ table }, { prune: true });
+    history = await store.startStream(tableName, {
+      handler: (event) => historyHandler(event, fakeContext('allot-history')),
+      reader: { name: 'history', filters: HISTORY_FILTER_PATTERNS },
+      onFailure: (record, error) =>
+        console.error(`history record ${record.dynamodb?.SequenceNumber} failed`, error ?? ''),
+    });
     const streamHandler = createStreamHandler({ table }, { events });
     stream = await store.startStream(tableName, {
       handler: (event) => streamHandler(event, fakeContext('allot-stream')),
@@ -153,14 +227,22 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     claim: createClaimHandler({ table }),
     release: createReleaseHandler({ table }),
   };
+  const watches = new Set<AbortController>();
   const server: Server = createServer((request, response) => {
     // `GET /` is the console (lib/console), a client of the API below like any other.
     if (serveConsole(request, response)) return;
     void (async () => {
       let result: APIGatewayProxyStructuredResultV2;
+      const stream = watchStream(response, options.watch);
       try {
         const event = toEvent(request, await readBody(request));
-        result = (await httpHandler(event, fakeContext('allot-api'))) as APIGatewayProxyStructuredResultV2;
+        if (stream) {
+          watches.add(stream.controller);
+          (event as { watchSink?: WatchSink }).watchSink = stream.sink;
+        }
+        // A streamed watch lasts as long as its answer; middy would cut it at the context's time.
+        const context = fakeContext('allot-api', stream ? STREAM_WATCH_MS + 60_000 : undefined);
+        result = (await httpHandler(event, context)) as APIGatewayProxyStructuredResultV2;
       } catch {
         result = {
           statusCode: 500,
@@ -173,6 +255,11 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
             message: 'internal error',
           }),
         };
+      }
+      if (stream) watches.delete(stream.controller);
+      if (stream?.started()) {
+        response.end();
+        return;
       }
       response.writeHead(result.statusCode ?? 200, {
         'content-type': 'application/json',
@@ -199,15 +286,18 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
     table,
     store,
     stream,
+    history,
     repairs,
     events,
     invoke: (functionName, event) =>
       invocable[functionName](event as never, fakeContext(`allot-${functionName}`)),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const watch of watches) watch.abort();
       server.closeIdleConnections();
       await closed;
       await repairs?.stop();
+      await history?.stop();
       await stream?.stop();
       apiClient?.destroy();
       client.destroy();

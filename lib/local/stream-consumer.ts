@@ -43,6 +43,8 @@ export interface StreamConsumerOptions {
   filters?: readonly FilterPattern[] | 'none';
   batchSize?: number;
   maxRetries?: number;
+  /** BisectBatchOnFunctionError (default true); false retries a failing batch whole, from its first record. */
+  bisect?: boolean;
   /** How long a shard with nothing new waits before it asks again, in ms (Lambda polls 4 times a second). */
   pollMs?: number;
   /** The checkpoint file; none keeps checkpoints in memory. */
@@ -107,6 +109,7 @@ export class StreamConsumer {
       filters: STREAM_FILTER_PATTERNS,
       batchSize: 100,
       maxRetries: 5,
+      bisect: true,
       pollMs: 50,
       ...options,
     };
@@ -301,7 +304,7 @@ export class StreamConsumer {
       this.complete(shard, done);
       shard.attempts = 0;
       shard.limit = this.options.batchSize;
-    } else if (threw && batch.length > 1) {
+    } else if (threw && batch.length > 1 && this.options.bisect) {
       // BisectBatchOnFunctionError: halve the batch until the record that fails is alone.
       shard.limit = Math.ceil(batch.length / 2);
     } else if (++shard.attempts > this.options.maxRetries) {

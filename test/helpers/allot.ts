@@ -9,7 +9,7 @@ import { openStore, type AllotStore } from '../../lib/local/stores.ts';
 
 let tables = 0;
 
-type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient'>;
+type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient' | 'watch'>;
 
 /** The store alone, in memory, for tests that build their own handlers on it. */
 export function startTestStore(): Promise<AllotStore> {
@@ -27,6 +27,7 @@ export async function startTestAllot(options: TestAllotOptions = {}): Promise<Lo
     tableName: `allot-test-${process.pid}-${++tables}`,
     stream: options.stream,
     apiClient: options.apiClient,
+    watch: options.watch,
   });
 }
 

@@ -50,7 +50,7 @@ describe('discovery', () => {
       ['ipprefixes', 'ipprefix', 'IPPrefix', true, ['pfx']],
       ['claims', 'claim', 'Claim', true, []],
     ]);
-    expect(list.resources[0].verbs).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update']);
+    expect(list.resources[0].verbs).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
   });
 
   it('points /openapi/v3 at the group version’s document, whose kinds carry their group, version and kind', async () => {
@@ -161,9 +161,17 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
     expect((await call('DELETE', 'indexpools/applied')).status).toBe(200);
   });
 
-  it('refuses watches and selectors rather than answer unfiltered, but for metadata.name', async () => {
-    for (const query of ['watch=true', 'labelSelector=a%3Db', 'fieldSelector=spec.value%3D1', 'dryRun=All'])
-      expect((await call('GET', `claims?${query}`)).status, query).toBe(400);
+  it('serves selectors, refuses an unsupported field or a server-side dry run, and reads metadata.name by key', async () => {
+    expect((await call('GET', 'claims?labelSelector=a%3Db')).body).toMatchObject({
+      kind: 'ClaimList',
+      items: [],
+    });
+    const field = await call('GET', 'claims?fieldSelector=spec.value%3D1');
+    expect(field.body).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('metadata.name, metadata.namespace'),
+    });
+    expect((await call('GET', 'claims?dryRun=All')).status).toBe(400);
     const one = await call('GET', 'claims?fieldSelector=metadata.name%3Dleaf1');
     expect(one.body).toMatchObject({ kind: 'ClaimList', items: [{ metadata: { name: 'leaf1' } }] });
     const none = await call('GET', 'claims?fieldSelector=metadata.name%3D%3Dnope');
