@@ -17,7 +17,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, type DynamoEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -26,9 +26,9 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CLAIM_REQUESTED, EVENT_SOURCE, RELEASE_REQUESTED } from '../domain/events.ts';
 import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../http/routes.ts';
-import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
+import { historyEventSourceProps, streamEventSourceProps } from './event-sources.ts';
 
-import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
+import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY, TTL_ATTRIBUTE } from '../store/schema.ts';
 
 import {
   FUNCTION_NAMES,
@@ -107,27 +107,7 @@ export interface AllotServiceProps {
 /** CloudWatch namespace of the functions' EMF metrics (functions/metrics.ts). */
 export const METRICS_NAMESPACE = 'Allot';
 
-/**
- * The stream's event source settings, in one place (aws-solutions-constructs'
- * `lambda-event-source-mapping-defaults.ts`): a poison record is isolated by bisecting, retried a bounded
- * number of times for at most a day, then reported to the dead-letter queue; the handler reports
- * per-record failures, and only the records `lib/cloud/stream-filter.ts` names reach it.
- */
-export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEventSourceProps {
-  return {
-    startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-    batchSize: 100,
-    maxBatchingWindow: Duration.seconds(1),
-    bisectBatchOnError: true,
-    retryAttempts: 5,
-    maxRecordAge: Duration.hours(24),
-    // One batch at a time per shard, so a key's changes reach the handler in order.
-    parallelizationFactor: 1,
-    reportBatchItemFailures: true,
-    onFailure: new SqsDlq(deadLetterQueue),
-    filters: STREAM_FILTER_PATTERNS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
-  };
-}
+export { historyEventSourceProps, streamEventSourceProps };
 
 /** Rejects prop combinations CloudFormation would only fail on at deploy (or delete) time. */
 function checkProps(props: AllotServiceProps): void {
@@ -172,6 +152,8 @@ export class AllotService extends Construct {
   public readonly streamFunction: NodejsFunction;
   /** Where the stream's event source mapping reports batches it gave up on. */
   public readonly deadLetterQueue: sqs.Queue;
+  /** The stream's second reader: the history watches read. */
+  public readonly historyFunction: NodejsFunction;
   /** The bus events go out on and requests come in from. */
   public readonly eventBus: events.IEventBus;
   /** `Allot Claim Requested` → the claim function. */
@@ -200,6 +182,7 @@ export class AllotService extends Construct {
       deletionProtection: props.deletionProtection ?? true,
       encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
       dynamoStream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy,
       // The same definition the local store creates its table from.
       globalSecondaryIndexes: TABLE_INDEXES.map((index) => ({
@@ -229,6 +212,8 @@ export class AllotService extends Construct {
     this.streamFunction.addEventSource(
       new DynamoEventSource(this.table, streamEventSourceProps(this.deadLetterQueue)),
     );
+    this.historyFunction = functions.history;
+    this.historyFunction.addEventSource(new DynamoEventSource(this.table, historyEventSourceProps()));
 
     // One integration per function, allowed from any route of this API: per-route permissions would put
     // some thirty statements on the api function's resource policy for no gain.
@@ -402,6 +387,12 @@ export class AllotService extends Construct {
       this.streamFunction.metric('IteratorAge', { ...oneMinute, statistic: 'Maximum' }),
       60_000,
     );
+    add(
+      'HistoryIteratorAgeAlarm',
+      'the history function is more than a minute behind the table: watches get changes late',
+      this.historyFunction.metric('IteratorAge', { ...oneMinute, statistic: 'Maximum' }),
+      60_000,
+    );
     for (const name of FUNCTION_NAMES) {
       const fn = this.functions[name];
       add(`${capitalize(name)}ErrorsAlarm`, `the ${name} function failed`, fn.metricErrors(oneMinute), 0);
@@ -456,7 +447,10 @@ export class AllotService extends Construct {
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Stream',
-        left: [this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' })],
+        left: [
+          this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' }),
+          this.historyFunction.metric('IteratorAge', { statistic: 'Maximum', label: 'history IteratorAge' }),
+        ],
         right: [
           this.metric('ReclaimRecordAge', { statistic: 'Maximum' }),
           this.metric('EventsPublished', sum),

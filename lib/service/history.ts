@@ -16,13 +16,17 @@
  * 2. In order per object. All of an item's changes are records of one stream shard, in the order they
  *    were written; a shard's batches reach this function one at a time, in order (parallelization 1),
  *    and a batch's events go in record order into its entries, which are appended in that order.
- * 3. Once. A batch that fails is delivered again from its first record (this function reports no partial
- *    failures and the mapping does not bisect), and a mapping may deliver a batch twice. Before its first
- *    append, a batch puts a marker keyed by its first record with the heads it saw; a delivery that
- *    finds the marker reads the entries appended since those heads and leaves out the records they
- *    already hold. An entry is a whole record's events, so a record is appended entirely or not at all.
- *    A put whose answer was lost and that the SDK retried finds its own entry (same batch, same first
- *    record) and counts as done.
+ * 3. Once. A batch that fails is delivered again from its first record (this function reports no
+ *    partial failures and the mapping does not bisect), perhaps longer or shorter than before, and a
+ *    mapping may deliver a batch twice. Before its first append, a batch puts a marker keyed by its
+ *    first record, with the head of each collection it is about to append to; a delivery that finds the
+ *    marker reads the entries that deliveries of this batch appended since those heads, and leaves out
+ *    the records they hold. A delivery shorter than an earlier one ends among records that one appended:
+ *    the next batch starts there under another first record, so those records go into their
+ *    collection's head as records to skip (for a day, longer than the stream keeps a record), which
+ *    every appender reads before it appends. An entry holds a record's events whole: a record is
+ *    appended entirely or not at all. A put whose answer was lost and that the SDK retried finds its own
+ *    entry (same batch, same first record) and counts as done.
  * 4. A list at R shows every change at or below R, and a watch from R every change above it. A list
  *    reads the head before its pages, and pages of pools and claims are strongly consistent reads: a
  *    change it does not show was written after the page was read, so after the head was read, and its
@@ -90,15 +94,21 @@ interface Group {
 
 const groupKey = (namespace: string, resource: Resource) => `${namespace}/${resource}`;
 
-/** What each instance knows of the heads it appended to (a hint: the conditional put decides). */
-const knownHeads = new WeakMap<Table, Map<string, number>>();
 const lastPrune = new WeakMap<Table, Map<string, number>>();
 
-function headsOf(table: Table): Map<string, number> {
-  let heads = knownHeads.get(table);
-  if (!heads) knownHeads.set(table, (heads = new Map()));
-  return heads;
-}
+const collectionOf = (key: string) => {
+  const at = key.lastIndexOf('/');
+  return { namespace: key.slice(0, at), resource: key.slice(at + 1) as Resource };
+};
+
+/**
+ * A head's `skip` set holds `<hour>:<record>`: records an earlier delivery appended that lie past the end
+ * of a later, shorter delivery of the same batch (3. above), kept for a day and an hour, longer than the
+ * stream keeps any record.
+ */
+const SKIP_HOURS = 25;
+const skipHour = (element: string) => Number(element.slice(0, element.indexOf(':')));
+const skipRecord = (element: string) => element.slice(element.indexOf(':') + 1);
 
 /** The highest entry number of a collection: the head item's, or above it an entry an appender left. */
 export async function currentHead(table: Table, namespace: string, resource: Resource): Promise<number> {
@@ -114,7 +124,11 @@ export async function appendBatch(
 ): Promise<void> {
   const now = options.now ?? Date.now;
   const groups = new Map<string, Group>();
+  const inBatch = new Set<string>();
   for (const record of records) {
+    // A record is one change, whatever a delivery repeats.
+    if (inBatch.has(record.id)) continue;
+    inBatch.add(record.id);
     for (const { namespace, resource, event } of changesOf(record.oldImage, record.newImage)) {
       const key = groupKey(namespace, resource);
       let group = groups.get(key);
@@ -125,29 +139,57 @@ export async function appendBatch(
     }
   }
   if (groups.size === 0) return;
-  const known = headsOf(table);
   const heads: Record<string, number> = {};
-  for (const [key, group] of groups)
-    heads[key] = known.get(key) ?? (await currentHead(table, group.namespace, group.resource));
+  const skips = new Map<string, Set<string>>();
+  for (const [key, group] of groups) {
+    const head = await table.history.headItem(group.namespace, group.resource);
+    heads[key] = head.seq;
+    skips.set(key, head.skip);
+  }
   const batch = records[0]!.id;
   const earlier = await table.history.startBatch(
     batch,
     heads,
     Math.floor(now() / 1000) + BATCH_MARKER_SECONDS,
   );
+  // What earlier deliveries of this batch appended, in every collection they touched.
+  const done = new Map<string, Set<string>>();
+  for (const [key, from] of Object.entries(earlier ?? {}))
+    done.set(key, await appendedBefore(table, collectionOf(key), batch, from));
   for (const [key, group] of groups) {
-    const done = earlier ? await appendedBefore(table, group, batch, earlier[key] ?? 0) : new Set<string>();
-    const pending = group.records.filter((record) => !done.has(record.id));
-    for (const chunk of chunksOf(pending)) await appendEntry(table, group, batch, chunk, now());
+    const skip = skips.get(key)!;
+    const skipped = new Set([...skip].map(skipRecord));
+    const already = done.get(key);
+    const pending = group.records.filter((record) => !already?.has(record.id) && !skipped.has(record.id));
+    let seq = heads[key]!;
+    for (const chunk of chunksOf(pending))
+      seq = await appendEntry(table, group, batch, chunk, now(), seq + 1);
+    const stale = [...skip].filter(
+      (element) => skipHour(element) < Math.floor(now() / 3_600_000) - SKIP_HOURS,
+    );
+    await table.history.updateSkip(group.namespace, group.resource, [], stale);
     if (options.prune) await pruneGroup(table, group, now());
+  }
+  // Records an earlier delivery appended past the end of this one: the delivery after this starts
+  // among them, under another first record, and must leave them out.
+  const hour = Math.floor(now() / 3_600_000);
+  for (const [key, ids] of done) {
+    const beyond = [...ids].filter((id) => !inBatch.has(id)).map((id) => `${hour}:${id}`);
+    const { namespace, resource } = collectionOf(key);
+    await table.history.updateSkip(namespace, resource, beyond, []);
   }
 }
 
-/** The records of this batch that an earlier delivery appended to the group, after head `from`. */
-async function appendedBefore(table: Table, group: Group, batch: string, from: number): Promise<Set<string>> {
+/** The records of this batch that an earlier delivery appended to a collection, after head `from`. */
+async function appendedBefore(
+  table: Table,
+  collection: { namespace: string; resource: Resource },
+  batch: string,
+  from: number,
+): Promise<Set<string>> {
   const done = new Set<string>();
   for (let seq = from; ;) {
-    const entries = await table.history.after(group.namespace, group.resource, seq, 100);
+    const entries = await table.history.after(collection.namespace, collection.resource, seq, 100);
     for (const entry of entries) if (entry.batch === batch) for (const id of entry.records) done.add(id);
     if (entries.length < 100) return done;
     seq = entries[entries.length - 1]!.seq;
@@ -183,12 +225,11 @@ async function appendEntry(
   batch: string,
   chunk: Group['records'],
   at: number,
+  seq: number,
   reset = false,
-): Promise<void> {
-  const key = groupKey(group.namespace, group.resource);
-  const known = headsOf(table);
+): Promise<number> {
   const entry: HistoryEntry = {
-    seq: (known.get(key) ?? (await currentHead(table, group.namespace, group.resource))) + 1,
+    seq,
     at,
     batch,
     records: chunk.map((record) => record.id),
@@ -203,8 +244,8 @@ async function appendEntry(
     if (there?.batch === batch && there.records[0] === entry.records[0] && there.reset === entry.reset) break;
     entry.seq = (await currentHead(table, group.namespace, group.resource)) + 1;
   }
-  known.set(key, entry.seq);
   await table.history.raiseHead(group.namespace, group.resource, entry.seq);
+  return entry.seq;
 }
 
 async function pruneGroup(table: Table, group: Group, now: number): Promise<void> {
@@ -258,6 +299,14 @@ export async function resetHistories(
   for (const namespace of namespaces)
     for (const resource of resources) {
       const group: Group = { namespace, resource, records: [] };
-      await appendEntry(table, group, `reset-${now}`, [], now, true);
+      await appendEntry(
+        table,
+        group,
+        `reset-${now}`,
+        [],
+        now,
+        (await currentHead(table, namespace, resource)) + 1,
+        true,
+      );
     }
 }

@@ -42,6 +42,11 @@ export class HistoryStore {
 
   /** The highest number the head item records (0 before the first entry). */
   async head(namespace: string, resource: Resource): Promise<number> {
+    return (await this.headItem(namespace, resource)).seq;
+  }
+
+  /** The head item: its number, and the records an appender must leave out (`skip`). */
+  async headItem(namespace: string, resource: Resource): Promise<{ seq: number; skip: Set<string> }> {
     const result = await this.io.doc.send(
       new GetCommand({
         TableName: this.io.tableName,
@@ -49,7 +54,28 @@ export class HistoryStore {
         ConsistentRead: true,
       }),
     );
-    return (result.Item?.seq as number | undefined) ?? 0;
+    return {
+      seq: (result.Item?.seq as number | undefined) ?? 0,
+      skip: new Set((result.Item?.skip as Set<string> | undefined) ?? []),
+    };
+  }
+
+  /** Adds records to the head's `skip` set, or takes them out (a string set: one update, no race). */
+  async updateSkip(namespace: string, resource: Resource, add: string[], remove: string[]): Promise<void> {
+    for (const [operation, ids] of [
+      ['ADD', add],
+      ['DELETE', remove],
+    ] as const) {
+      if (ids.length === 0) continue;
+      await this.io.doc.send(
+        new UpdateCommand({
+          TableName: this.io.tableName,
+          Key: { pk: historyPk(namespace, resource), sk: HISTORY_HEAD_SK },
+          UpdateExpression: `${operation} skip :ids`,
+          ExpressionAttributeValues: { ':ids': new Set(ids) },
+        }),
+      );
+    }
   }
 
   /** Entries numbered above `seq`, in order, at most `limit`. */
@@ -160,22 +186,37 @@ export class HistoryStore {
 
   /**
    * Marks a batch (by its first record) as started, with the heads it saw before appending. Returns
-   * undefined when it is new, or the heads its earlier delivery recorded.
+   * undefined when it is new, or the heads its earlier deliveries recorded; a collection those did not
+   * touch gets the head this delivery saw, before this delivery appends to it.
    */
   async startBatch(eventId: string, heads: BatchHeads, expiresAt: number): Promise<BatchHeads | undefined> {
     const key = historyBatchKey(eventId);
     const fresh = await this.io.conditional(
       new PutCommand({
         TableName: this.io.tableName,
-        Item: { ...key, t: 'historyBatch', heads: JSON.stringify(heads), expiresAt },
+        Item: { ...key, t: 'historyBatch', heads, expiresAt },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
     if (fresh) return undefined;
+    const names: Record<string, string> = { '#h': 'heads' };
+    const values: Record<string, number> = {};
+    const sets = Object.entries(heads).map(([collection, seq], i) => {
+      names[`#c${i}`] = collection;
+      values[`:s${i}`] = seq;
+      return `#h.#c${i} = if_not_exists(#h.#c${i}, :s${i})`;
+    });
     const result = await this.io.doc.send(
-      new GetCommand({ TableName: this.io.tableName, Key: key, ConsistentRead: true }),
+      new UpdateCommand({
+        TableName: this.io.tableName,
+        Key: key,
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
     );
-    return JSON.parse((result.Item?.heads as string | undefined) ?? '{}') as BatchHeads;
+    return (result.Attributes?.heads as BatchHeads | undefined) ?? {};
   }
 
   /**

@@ -165,6 +165,7 @@ export function decodeContinue(token: string): ContinueToken | undefined {
 
 /**
  * The namespace registry: one item per namespace that ever had a pool (written when a pool is created),
+ * or a claim or allocation object made without its pool (lists across every namespace read it too),
  * so the repair sweep finds the namespaces to sweep with one Query instead of a Scan.
  */
 export const NAMESPACES_PK = 'R#namespaces';

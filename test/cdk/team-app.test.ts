@@ -41,7 +41,7 @@ describe('a team CDK app using the construct', () => {
     ]) {
       expect(types).toContain(type);
     }
-    expect(types.filter((type) => type === 'AWS::Lambda::Function')).toHaveLength(5);
+    expect(types.filter((type) => type === 'AWS::Lambda::Function')).toHaveLength(6);
     expect(Object.keys(template.Outputs)).toEqual(expect.arrayContaining(['AllotUrl', 'AllotBus']));
   });
 

@@ -26,6 +26,7 @@ import { ConditionFailedError } from '../../store/client.ts';
 import { allocationKey, nameKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
+import { RepairStore } from '../../store/repairs.ts';
 import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../name-holds.ts';
 import { isRanged } from '../../domain/prefix-pools.ts';
 import { rangedAllocationKey } from '../../store/overlaps.ts';
@@ -175,6 +176,9 @@ export async function createAllocation(
   const checked = checkAllocationBody(info, namespace, body, name);
   const allocationName = checked.metadata.name || name!;
   const pool = await poolOf(ctx, namespace, info, checked.record.spec.poolRef.name);
+  // A namespace with a pool is registered (pools.ts); one whose first object comes before its pool is
+  // registered here, before the object, so a list across every namespace finds it.
+  if (!pool) await new RepairStore(ctx.table).registerNamespace(namespace);
   if (pool && !spaceOf(pool).fits(checked.value)) {
     throw InvalidError.field(
       `spec.${info.valueField}`,

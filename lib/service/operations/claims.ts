@@ -42,6 +42,7 @@ import { allocationOutcome } from '../outcome.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
+import { RepairStore } from '../../store/repairs.ts';
 import {
   OperationRequest,
   Reply,
@@ -188,6 +189,9 @@ export async function createClaim(
   // The pool is read before anything is written, so a claim that cannot fit its pool changes nothing.
   const pool = refValid ? await readPool(ctx, poolIdOf(record)) : undefined;
   if (pool) checkClaimAgainstPool(record.spec, pool, claimName);
+  // A namespace with a pool is registered (pools.ts); a claim that comes before any pool registers its
+  // namespace itself, before the claim, so a list across every namespace finds it.
+  else await new RepairStore(ctx.table).registerNamespace(namespace);
   if (!refValid) {
     record.phase = 'PoolRefInvalid';
     record.status = {
