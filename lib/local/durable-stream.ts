@@ -91,6 +91,8 @@ export function startSecondReader(
     onFailure: options.onFailure,
     filters: options.reader.filters,
     maxRetries: Infinity,
+    // As soon as a change commits: a list right after a write then finds it in the history already.
+    batchWindowMs: 2,
   });
   const unsubscribe = store.onChange((change) => {
     if (change.tableName === tableName) stream.push(change);

@@ -46,9 +46,9 @@ export interface LocalAllotOptions {
   /**
    * How watches answer: streamed as changes come (the default), or as the deployed API's long polls
    * (`longPoll`: an answer ends after its first events), and for at most `answerMs` (tests: a server
-   * that ends every watch early).
+   * that ends every watch early); `onAnswer` hears each answer's lines once it ends (tests).
    */
-  watch?: { longPoll?: boolean; answerMs?: number };
+  watch?: { longPoll?: boolean; answerMs?: number; onAnswer?: (url: string, lines: string[]) => void };
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
@@ -148,7 +148,7 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
 function watchStream(
   response: ServerResponse,
   mode: LocalAllotOptions['watch'],
-): { sink: WatchSink; controller: AbortController; started(): boolean } | undefined {
+): { sink: WatchSink; controller: AbortController; started(): boolean; lines: string[] } | undefined {
   const request = response.req;
   if (request.method !== 'GET') return undefined;
   const query = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams;
@@ -156,6 +156,7 @@ function watchStream(
   const controller = new AbortController();
   response.on('close', () => controller.abort());
   let started = false;
+  const lines: string[] = [];
   const open = () => {
     if (started) return;
     response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache' });
@@ -171,10 +172,11 @@ function watchStream(
     }),
     write(line) {
       open();
+      lines.push(line);
       response.write(`${line}\n`);
     },
   };
-  return { sink, controller, started: () => started };
+  return { sink, controller, started: () => started, lines };
 }
 
 /** Every namespace the registry knows (store/repairs.ts). */
@@ -256,7 +258,10 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
           }),
         };
       }
-      if (stream) watches.delete(stream.controller);
+      if (stream) {
+        watches.delete(stream.controller);
+        options.watch?.onAnswer?.(request.url ?? '', stream.lines);
+      }
       if (stream?.started()) {
         response.end();
         return;

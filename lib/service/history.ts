@@ -27,15 +27,18 @@
  *    every appender reads before it appends. An entry holds a record's events whole: a record is
  *    appended entirely or not at all. A put whose answer was lost and that the SDK retried finds its own
  *    entry (same batch, same first record) and counts as done.
- * 4. A list at R shows every change at or below R, and a watch from R every change above it. A list
- *    reads the head before its pages, and pages of pools and claims are strongly consistent reads: a
- *    change it does not show was written after the page was read, so after the head was read, and its
- *    entry (appended after its write) is numbered above R. A change at or below R was appended before
- *    the head was read, so written before the pages were read, and shown. Allocation objects are listed
- *    from an index, which DynamoDB updates a moment after the write (eventually consistent): their lists'
- *    R is the last entry appended `INDEX_SETTLE_MS` before the list, so a change the index does not show
- *    yet is above R. A change written after the head was read but before the page may be both in the
- *    list and above R: the watch then answers it again (a MODIFIED with the object the list showed).
+ * 4. A list at R shows every change at or below R, and a watch from R answers every change above it.
+ *    A list reads the head before its pages, and pages of pools and claims are strongly consistent
+ *    reads: a change it does not show was written after the page was read, so after the head was read,
+ *    and its entry (appended after its write) is numbered above R. A change at or below R was appended
+ *    before the head was read, so written before the pages were read, and shown. Allocation objects are
+ *    listed from an index, which DynamoDB updates a moment after the write (eventually consistent):
+ *    their lists' R is the last entry appended `INDEX_SETTLE_MS` before the list, so a change the index
+ *    does not show yet is above R. What this leaves: a change written before a list but appended after
+ *    its head was read (the history's delay behind the table; for allocation objects, INDEX_SETTLE_MS)
+ *    is both shown by the list and above R. The watch answers it again, with that object's other changes
+ *    of that window, in order, ending with the state the list showed: never a change missed, but the
+ *    changes of that window perhaps twice (docs/kubectl.md, "Watch").
  * 5. Kept for `HISTORY_RETENTION_MS`. Entries carry a TTL, and a reader treats an entry older than the
  *    retention as gone whether or not DynamoDB has deleted it yet (TTL deletes within days, not on time;
  *    the local server prunes them itself). A watch from a position whose next entry is gone answers 410

@@ -128,7 +128,8 @@ export async function watchCollection(
     }
   }
   let validated = false;
-  let lastLine = written > 0 ? position : -1;
+  // What the client already has: the position it asked from, or the one its first events carry.
+  let lastLine = position;
   let lastLineAt = Date.now();
   try {
     for (;;) {
