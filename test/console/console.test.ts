@@ -430,7 +430,7 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
       for (const [name, team] of [
         ['lab-fabric', 'fabric'],
         ['lab-edge', 'edge'],
-      ])
+      ] as const)
         expect(
           (
             await api.post('claims', {
