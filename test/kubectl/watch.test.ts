@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startTestAllot } from '../helpers/allot.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
+import { startSigningProxy } from '../../lib/cli/proxy.ts';
 import { haveKubectl, kubectlFor, requireKubectl, type Kubectl } from './support.ts';
 
 requireKubectl('test/kubectl/watch.test.ts');
@@ -255,6 +256,41 @@ describe.runIf(haveKubectl)(
         .filter((event) => event.type === 'MODIFIED')
         .map((event) => event.object.metadata.labels.step);
       expect(steps).toEqual(['1', '2', '3', '4', '5', '6']);
+    });
+
+    it('kubectl get -w through allot proxy goes on over several answers: the proxy watches again for it', async () => {
+      const proxy = await startSigningProxy({ endpoint: allot.url, port: 0, sign: false });
+      const through = await kubectlFor(proxy.url);
+      try {
+        const watching = through.start([
+          'get',
+          'claims',
+          '-w',
+          '--output-watch-events',
+          '--request-timeout=9s',
+        ]);
+        await until(() => watching.stdout().includes('stepper'));
+        for (const team of ['a', 'b']) {
+          await sleep(3_000); // past an answer's 2 s
+          await client(allot.url).call(
+            'PATCH',
+            `${KUBE}/namespaces/default/claims/stepper`,
+            JSON.stringify({ metadata: { labels: { team } } }),
+            { 'content-type': 'application/merge-patch+json' },
+          );
+        }
+        const result = await watching.done;
+        expect(result.code, result.stderr).toBe(0);
+        expect(rows(result.stdout).map((row) => row.slice(0, 2))).toEqual([
+          ['EVENT', 'NAME'],
+          ['ADDED', 'stepper'],
+          ['MODIFIED', 'stepper'],
+          ['MODIFIED', 'stepper'],
+        ]);
+      } finally {
+        await through.close();
+        await proxy.close();
+      }
     });
 
     it('kubectl get -w stops when its watch answer ends (kubectl does not watch again), exit 0', async () => {
