@@ -172,6 +172,8 @@ export function createHttpChain(dispatch: Dispatch, context?: Partial<ClaimConte
           endAfterEvents: true,
           maxMs: Math.max(0, Math.min(LONG_POLL_MS, remaining - 3_000)),
           pollMs: 1_000,
+          // Lambda's answer through API Gateway is at most 6 MB: a long backlog comes in several.
+          maxBytes: 4_000_000,
           present,
         };
     await served({ ...request, watch: options }, contextOf());

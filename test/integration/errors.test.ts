@@ -82,7 +82,8 @@ describe('404 NotFound', () => {
   it.each([
     ['an unknown top-level path', '/v1/nothing'],
     ['an unknown version', '/v2/healthz'],
-    ['the root', '/'],
+    // (`/` itself is the console's page on the local server.)
+    ['the API root', '/v1'],
     ['an unknown resource', '/v1/namespaces/default/widgets'],
     ['an unknown resource item', '/v1/namespaces/default/widgets/a'],
     ['a path below an item', '/v1/namespaces/default/indexpools/existing/status'],

@@ -47,6 +47,8 @@ export interface WatchOptions {
   maxMs: number;
   /** How long to wait before reading the history again when nothing came. */
   pollMs: number;
+  /** The most an answer's lines may weigh (a long poll: Lambda's answer is at most 6 MB). */
+  maxBytes?: number;
   /** Aborted when the client has gone. */
   signal?: AbortSignal;
   /** How an event's object is shown (a Kubernetes Table of one row, when the client asks for one). */

@@ -98,10 +98,22 @@ export async function watchCollection(
   const info = poolInfoByAllocationResource(resource);
   const pools = new Map<string, PoolRecord | undefined>();
   let written = 0;
-  const write = (type: WatchEventType | 'BOOKMARK' | 'ERROR', object: unknown) => {
-    options.write(JSON.stringify({ type, object }));
-    written++;
+  let bytes = 0;
+  // Whether the answer's status is out (a stream's head, or a line): a failure then goes as an ERROR.
+  let committed = false;
+  const open = () => {
+    if (!options.open) return;
+    options.open();
+    committed = true;
   };
+  const write = (type: WatchEventType | 'BOOKMARK' | 'ERROR', object: unknown) => {
+    const line = JSON.stringify({ type, object });
+    options.write(line);
+    written++;
+    bytes += line.length + 1;
+    committed = true;
+  };
+  const full = () => options.maxBytes !== undefined && bytes >= options.maxBytes;
   const objectAt = async (object: ApiObject, version: number): Promise<ApiObject> => {
     let shown = object;
     if (info) {
@@ -115,24 +127,27 @@ export async function watchCollection(
     };
     return (options.present?.(versioned) ?? versioned) as ApiObject;
   };
+  const bookmark = (version: number) =>
+    write('BOOKMARK', { kind, apiVersion: API_VERSION, metadata: { resourceVersion: String(version) } });
 
   let position = startOf(query);
-  if (position === undefined) {
-    options.open?.();
-    // Kubernetes' "start at the most recent": the point first, then the objects as they are.
-    position = await listVersion(ctx.table, namespace, resource, isAllocationResource(resource));
-    for (let after: string | undefined, first = true; first || after !== undefined; first = false) {
-      const page = await collectionPage(ctx, namespace, resource, plan, 500, after);
-      for (const object of page.items) write('ADDED', await objectAt(object, position));
-      after = page.last;
-    }
-  }
   let validated = false;
   // What the client already has: the position it asked from, or the one its first events carry.
-  let lastLine = position;
+  let lastLine = position ?? 0;
   let lastLineAt = Date.now();
   try {
-    for (;;) {
+    if (position === undefined) {
+      open();
+      // Kubernetes' "start at the most recent": the point first, then the objects as they are.
+      position = await listVersion(ctx.table, namespace, resource, isAllocationResource(resource));
+      lastLine = position;
+      for (let after: string | undefined, first = true; first || after !== undefined; first = false) {
+        const page = await collectionPage(ctx, namespace, resource, plan, 500, after);
+        for (const object of page.items) write('ADDED', await objectAt(object, position));
+        after = page.last;
+      }
+    }
+    read: for (;;) {
       const { seq, index } = positionOf(position);
       const midEntry = index < EVENTS_PER_ENTRY && seq > 0;
       const entries = await ctx.table.history.after(
@@ -144,29 +159,32 @@ export async function watchCollection(
       if (!validated) {
         await checkKept(ctx, namespace, resource, position, entries);
         validated = true;
-        options.open?.();
+        open();
       }
       for (const entry of entries) {
         if (entry.reset && entry.seq > seq) throw expired(position, entry.seq);
         for (let i = 0; i < entry.events.length; i++) {
           const version = versionOf({ seq: entry.seq, index: i + 1 });
           if (version <= position) continue;
+          // An answer as large as it may be ends after a whole event: the next one starts there.
+          if (full()) break read;
           const seen = eventFor(plan.selection, entry.events[i]!);
           if (seen) {
             write(seen.type, await objectAt(seen.state.object, version));
             lastLine = version;
             lastLineAt = Date.now();
           }
+          position = version;
         }
         position = Math.max(position, versionOf({ seq: entry.seq, index: EVENTS_PER_ENTRY }));
       }
       if (options.signal?.aborted) return;
-      if (entries.length === ENTRIES_PER_READ) continue;
-      if (options.endAfterEvents && written > 0) break;
       const now = Date.now();
       if (now >= deadline) break;
+      if (entries.length === ENTRIES_PER_READ) continue;
+      if (options.endAfterEvents && written > 0) break;
       if (bookmarks && position > lastLine && now - lastLineAt >= BOOKMARK_EVERY_MS) {
-        write('BOOKMARK', { kind, apiVersion: API_VERSION, metadata: { resourceVersion: String(position) } });
+        bookmark(position);
         lastLine = position;
         lastLineAt = now;
       }
@@ -174,11 +192,10 @@ export async function watchCollection(
       if (options.signal?.aborted) return;
     }
     // Where this answer got to, past events its selectors left out, so the next watch starts there.
-    if (bookmarks && position > lastLine)
-      write('BOOKMARK', { kind, apiVersion: API_VERSION, metadata: { resourceVersion: String(position) } });
+    if (bookmarks && position > lastLine) bookmark(position);
   } catch (error) {
-    // Once lines are out the status is sent: the failure goes as an ERROR event, as Kubernetes does.
-    if (written === 0) throw error;
+    // Once the status is out, the failure goes as an ERROR event, as Kubernetes sends it.
+    if (!committed) throw error;
     write('ERROR', toAllotError(error).toStatus());
   }
 }
