@@ -62,7 +62,7 @@ async function coldLoad(file: string, env: Record<string, string>): Promise<numb
 }
 
 function nameOf(logicalId: string, handler: string | undefined): string {
-  const match = /(Api|Claim|Release|Stream|Repair)Function/.exec(logicalId);
+  const match = /(Api|Claim|Release|Stream|Repair|History)Function/.exec(logicalId);
   return match ? match[1]!.toLowerCase() : (handler ?? logicalId);
 }
 

@@ -80,7 +80,10 @@ const drain = async () => {
   await queue.drain((event) => streamHandler(event), random);
   await historyQueue.drain((event) => historyHandler(event), random);
   // The last batch delivered again, as a mapping may: the history reads what it already appended.
-  await historyQueue.replay((event) => historyHandler(event), () => 0.999999);
+  await historyQueue.replay(
+    (event) => historyHandler(event),
+    () => 0.999999,
+  );
 };
 
 /**

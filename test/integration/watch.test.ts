@@ -8,6 +8,7 @@
 import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HISTORY_RETENTION_MS } from '../../lib/service/history.ts';
+import { watchCollection } from '../../lib/service/operations/watch.ts';
 import { client, startTestAllot, useTestAllot } from '../helpers/allot.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 
@@ -233,6 +234,55 @@ describe('a watch with selectors', () => {
         status: { conditions: [{ type: 'Valid', status: 'True' }] },
       },
     });
+  });
+});
+
+describe('a long poll of a backlog', () => {
+  it('ends an answer at its size limit after a whole event; the next answer goes on from its last', async () => {
+    const bulk = client(allot.url, 'bulk');
+    await bulk.post('indexpools', { metadata: { name: 'pool' }, spec: { ranges: ['1..50'] } });
+    const listed = Number((await bulk.get('claims')).body.metadata.resourceVersion);
+    for (let i = 0; i < 6; i++)
+      await bulk.post('claims', {
+        metadata: { name: `b${i}` },
+        spec: { poolRef: { kind: 'IndexPool', name: 'pool' } },
+      });
+    await allot.history!.drained();
+    const answer = async (from: number) => {
+      const lines: string[] = [];
+      await watchCollection(
+        'claims',
+        {
+          params: { namespace: 'bulk' },
+          query: { watch: 'true', resourceVersion: String(from) },
+          body: undefined,
+        },
+        { table: allot.table },
+        {
+          write: (line) => lines.push(line),
+          endAfterEvents: true,
+          maxMs: 2_000,
+          pollMs: 50,
+          maxBytes: 2_000,
+        },
+      );
+      return lines.map((line) => JSON.parse(line) as WatchEvent);
+    };
+    const seen: WatchEvent[] = [];
+    for (let from = listed, answers = 0; seen.length < 12; answers++) {
+      expect(answers).toBeLessThan(12);
+      const events = await answer(from);
+      // Each answer stops once 2,000 bytes are out: a claim's events are some 600 bytes each.
+      expect(events.length).toBeLessThanOrEqual(4);
+      seen.push(...events);
+      from = versionOf(events[events.length - 1]!);
+    }
+    for (let i = 0; i < 6; i++)
+      expect(seen.map(summary).filter((line) => line.split(' ')[1] === `b${i}`)).toEqual([
+        `ADDED b${i} Allocating`,
+        `MODIFIED b${i} Allocated`,
+      ]);
+    expect(new Set(seen.map(versionOf)).size).toBe(12);
   });
 });
 
