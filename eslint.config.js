@@ -24,7 +24,7 @@ function above(layer) {
 const PURE_FILES = {
   store: ['lib/store/schema.ts', 'lib/store/keys.ts'],
   http: ['lib/http/routes.ts', 'lib/http/openapi.ts'],
-  cloud: ['lib/cloud/stream-filter.ts'],
+  cloud: ['lib/cloud/stream-filter.ts', 'lib/cloud/requests.ts'],
 };
 
 function layerRule(layer, files, pure) {
@@ -56,7 +56,7 @@ const layerRules = LAYERS.flatMap((layer) => [
 ]);
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.allot-data/'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.allot-data/', 'dist/'] },
   ...tseslint.configs.recommended,
   {
     rules: {

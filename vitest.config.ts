@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { javaMissing } from './lib/local/dynamodb-local.ts';
 
 /**
- * Two tiers: every test on dynalite, and the HTTP contract, stream, crash and model tests again on AWS's
+ * Two tiers: every test on dynalite, and the HTTP contract, stream, crash, start-stop and model tests again on AWS's
  * DynamoDB Local (lib/local/stores.ts), whose own tests (test/dynamodb-local/) run only there. Without
  * Java the second tier is left out with one line saying so; under CI=true a missing Java fails the run.
  */
@@ -11,6 +11,7 @@ const BOTH_STORES = [
   'test/integration/**/*.test.ts',
   'test/faults/stream-delivery.test.ts',
   'test/faults/crash.test.ts',
+  'test/faults/start-stop.test.ts',
   'test/model/concurrency.test.ts',
 ];
 

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { BUNDLE_BUDGET_BYTES } from '../lib/cloud/functions.ts';
+import { BUNDLE_BUDGET_BYTES, FUNCTION_NAMES } from '../lib/cloud/functions.ts';
+import { constructIdOf } from '../lib/cloud/lambda.ts';
 import { median, round } from './measure.ts';
 
 const run = promisify(execFile);
@@ -61,9 +62,12 @@ async function coldLoad(file: string, env: Record<string, string>): Promise<numb
   return ms;
 }
 
+/** The function a logical id is of (`AllotClaimResourceFunction0EBCEF04` → `claim-resource`). */
 function nameOf(logicalId: string, handler: string | undefined): string {
-  const match = /(Api|Claim|Release|Stream|Repair|History)Function/.exec(logicalId);
-  return match ? match[1]!.toLowerCase() : (handler ?? logicalId);
+  const name = FUNCTION_NAMES.find((candidate) =>
+    new RegExp(`${constructIdOf(candidate)}Function[0-9A-F]{8}$`).test(logicalId),
+  );
+  return name ?? handler ?? logicalId;
 }
 
 /** The functions a synth wrote: each one's name, logical id, template resource and bundle file. */
@@ -123,7 +127,7 @@ export async function checkBundleSizes(root: string): Promise<{ name: string; by
   const { dir } = await synth(root);
   try {
     const sizes = functionsOf(dir).map(({ name, file }) => ({ name, bytes: statSync(file).size }));
-    for (const { name, bytes } of sizes) console.log(`${name.padEnd(8)} ${(bytes / 1000).toFixed(1)} KB`);
+    for (const { name, bytes } of sizes) console.log(`${name.padEnd(15)} ${(bytes / 1000).toFixed(1)} KB`);
     const over = sizes.filter(({ bytes }) => bytes > BUNDLE_BUDGET_BYTES);
     if (over.length > 0) {
       const list = over.map(({ name, bytes }) => `${name} ${bytes} bytes`).join(', ');

@@ -21,6 +21,10 @@ const service = new AllotService(stack, 'Allot');
 
 new CfnOutput(stack, 'ApiUrl', { value: service.url, description: 'Base URL of the HTTP API (SigV4)' });
 new CfnOutput(stack, 'TableName', { value: service.table.tableName, description: 'The DynamoDB table' });
+new CfnOutput(stack, 'ClaimServiceToken', {
+  value: service.claimServiceToken,
+  description: 'The serviceToken of AllotClaim and AllotIpAddresses in other stacks (docs/stacks.md)',
+});
 new CfnOutput(stack, 'EventBusName', {
   value: service.eventBus.eventBusName,
   description: 'Where Allot publishes its events and takes claim and release requests',

@@ -1,10 +1,10 @@
 /**
- * The deployed service: one DynamoDB table, four Lambda functions (three behind an HTTP API, one on the
- * table's stream), the stream's dead-letter queue, an EventBridge bus (events out, requests in), and the
- * alarms and dashboard that watch them. The only module that imports `aws-cdk-lib`; it reads the routes
- * and the stream filter from the same plain-data modules the local server uses, so the two cannot drift.
+ * The deployed service: one DynamoDB table, its Lambda functions (four behind an HTTP API, one on the
+ * table's stream, one for CloudFormation's `Custom::AllotClaim`), the stream's dead-letter queue, an
+ * EventBridge bus (events out, requests in), and the alarms and dashboard that watch them. It reads the
+ * routes, the stream filter and the request rules from the same plain-data modules the local server
+ * uses, so the two cannot drift.
  */
-import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
@@ -18,30 +18,30 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CLAIM_REQUESTED, EVENT_SOURCE, RELEASE_REQUESTED } from '../domain/events.ts';
 import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../http/routes.ts';
 import { historyEventSourceProps, streamEventSourceProps } from './event-sources.ts';
+import { REQUEST_RULES, type RequestRule } from './requests.ts';
+import { constructIdOf, createAllotFunction } from './lambda.ts';
 
 import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY, TTL_ATTRIBUTE } from '../store/schema.ts';
 
-import {
-  FUNCTION_NAMES,
-  FUNCTION_SETTINGS,
-  type AllotFunctionName,
-  type FunctionSettings,
-} from './functions.ts';
+import { FUNCTION_NAMES, FUNCTION_SETTINGS, type AllotFunctionName } from './functions.ts';
 import { repairsMetric, scheduleRepairs } from './repair.ts';
 
 export type { AllotFunctionName } from './functions.ts';
 
-/** The SDK's default credential chain as the bundles have it (`--alias`, in createFunction). */
-const LAMBDA_CREDENTIALS = fileURLToPath(new URL('../../functions/lambda-credentials.ts', import.meta.url));
+/** Who else may use the claim service token (`AllotServiceProps.consumers`). */
+export interface AllotConsumers {
+  /** Account ids (12 digits) whose stacks may use `Custom::AllotClaim`. */
+  readonly accounts?: readonly string[];
+  /** An AWS Organizations id (`o-…`): every account of the organization may. */
+  readonly organizationId?: string;
+}
 
 export interface AllotServiceProps {
   /**
@@ -102,6 +102,17 @@ export interface AllotServiceProps {
    * @default Duration.minutes(10)
    */
   readonly repairInterval?: Duration;
+
+  /**
+   * Other accounts (of this Region: a custom resource's service token must be) whose stacks may use
+   * `Custom::AllotClaim` (docs/stacks.md). Each becomes a statement of the claim-resource function's
+   * resource policy: CloudFormation invokes the function as the deploying principal of the other
+   * account, which also needs `lambda:InvokeFunction` on it in its own IAM policy (CDK's deploy role
+   * has it). This account's stacks need nothing here.
+   *
+   * @default none: stacks of this account only
+   */
+  readonly consumers?: AllotConsumers;
 }
 
 /** CloudWatch namespace of the functions' EMF metrics (functions/metrics.ts). */
@@ -111,6 +122,13 @@ export { historyEventSourceProps, streamEventSourceProps };
 
 /** Rejects prop combinations CloudFormation would only fail on at deploy (or delete) time. */
 function checkProps(props: AllotServiceProps): void {
+  for (const account of props.consumers?.accounts ?? []) {
+    if (!/^\d{12}$/.test(account))
+      throw new Error(`AllotService: consumers.accounts: "${account}" is not a 12-digit account id`);
+  }
+  const organization = props.consumers?.organizationId;
+  if (organization !== undefined && !/^o-[a-z0-9]{10,32}$/.test(organization))
+    throw new Error(`AllotService: consumers.organizationId: "${organization}" is not an organization id`);
   const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
   const allowed = [RemovalPolicy.RETAIN, RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE, RemovalPolicy.DESTROY];
   if (!allowed.includes(removalPolicy)) {
@@ -145,15 +163,22 @@ export class AllotService extends Construct {
   /** The API's base URL (ends in `/`). */
   public readonly url: string;
   /** Every function, by name. */
-  public readonly functions: Readonly<Record<AllotFunctionName, NodejsFunction>>;
+  public readonly functions: Readonly<Record<AllotFunctionName, lambda.Function>>;
   /** The function behind `$default` and every route that is not a claim write. */
-  public readonly apiFunction: NodejsFunction;
+  public readonly apiFunction: lambda.Function;
   /** The function on the table's stream. */
-  public readonly streamFunction: NodejsFunction;
+  public readonly streamFunction: lambda.Function;
+  /** The provider of `Custom::AllotClaim` (lib/service/claim-resource.ts). */
+  public readonly claimResourceFunction: lambda.Function;
+  /**
+   * The service token of `Custom::AllotClaim`: the claim-resource function's ARN. `AllotClaim` and
+   * `AllotIpAddresses` take it (bin/app.ts outputs it as `ClaimServiceToken`).
+   */
+  public readonly claimServiceToken: string;
   /** Where the stream's event source mapping reports batches it gave up on. */
   public readonly deadLetterQueue: sqs.Queue;
   /** The stream's second reader: the history watches read. */
-  public readonly historyFunction: NodejsFunction;
+  public readonly historyFunction: lambda.Function;
   /** The bus events go out on and requests come in from. */
   public readonly eventBus: events.IEventBus;
   /** `Allot Claim Requested` → the claim function. */
@@ -194,13 +219,20 @@ export class AllotService extends Construct {
       })),
     });
 
-    const functions = {} as Record<AllotFunctionName, NodejsFunction>;
+    const functions = {} as Record<AllotFunctionName, lambda.Function>;
     for (const name of FUNCTION_NAMES) {
-      functions[name] = this.createFunction(name, FUNCTION_SETTINGS[name], removalPolicy, logRetention);
+      functions[name] = createAllotFunction(this, name, FUNCTION_SETTINGS[name], {
+        table: this.table,
+        removalPolicy,
+        logRetention,
+      });
     }
     this.functions = functions;
     this.apiFunction = functions.api;
     this.streamFunction = functions.stream;
+    this.claimResourceFunction = functions['claim-resource'];
+    this.claimServiceToken = this.claimResourceFunction.functionArn;
+    this.allowConsumers(props.consumers ?? {});
 
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -219,7 +251,7 @@ export class AllotService extends Construct {
     // some thirty statements on the api function's resource policy for no gain.
     const integrations = {} as Record<ApiFunctionName, HttpLambdaIntegration>;
     for (const name of API_FUNCTIONS) {
-      integrations[name] = new HttpLambdaIntegration(`${capitalize(name)}Integration`, functions[name], {
+      integrations[name] = new HttpLambdaIntegration(`${constructIdOf(name)}Integration`, functions[name], {
         scopePermissionToRoute: false,
       });
     }
@@ -281,8 +313,9 @@ export class AllotService extends Construct {
       retentionPeriod: Duration.days(14),
       removalPolicy,
     });
-    this.claimRequestRule = this.requestRule('ClaimRequestRule', CLAIM_REQUESTED, functions.claim);
-    this.releaseRequestRule = this.requestRule('ReleaseRequestRule', RELEASE_REQUESTED, functions.release);
+    const [claimRule, releaseRule] = REQUEST_RULES.map((rule) => this.requestRule(rule));
+    this.claimRequestRule = claimRule!;
+    this.releaseRequestRule = releaseRule!;
     // EventBridge invokes asynchronously: a request the function fails on (a 5xx, thrown for bus events
     // only) is retried by Lambda, then lands in the same queue as those EventBridge could not deliver.
     for (const fn of [functions.claim, functions.release]) {
@@ -292,6 +325,15 @@ export class AllotService extends Construct {
         maxEventAge: Duration.hours(2),
       });
     }
+    // CloudFormation invokes asynchronously too. The function answers CloudFormation itself, also on its
+    // own errors; it throws only when the answer could not be sent, and then Lambda retries it (the
+    // request is idempotent) within the resource's ServiceTimeout (lib/cloud/claim.ts), after which
+    // CloudFormation has failed the resource and the request is only worth keeping in the queue.
+    this.claimResourceFunction.configureAsyncInvoke({
+      onFailure: new SqsDestination(this.requestDeadLetterQueue),
+      retryAttempts: 2,
+      maxEventAge: Duration.minutes(5),
+    });
 
     this.repairSchedule = scheduleRepairs(
       this,
@@ -304,15 +346,40 @@ export class AllotService extends Construct {
     this.acknowledgeNagFindings();
   }
 
-  /** Routes one request detail type to a function; deliveries that still fail go to a queue. */
-  private requestRule(id: string, detailType: string, target: NodejsFunction): events.Rule {
-    return new events.Rule(this, id, {
+  /**
+   * Lets the accounts `consumers` names invoke the claim-resource function, in its resource policy: one
+   * statement per account, and one for the organization (`aws:PrincipalOrgID`, Lambda's PrincipalOrgID).
+   *
+   * A Lambda service token, not an SNS-backed custom resource: CloudFormation invokes the function
+   * itself, asynchronously, as the principal deploying the stack (Lambda Developer Guide, "Using Lambda
+   * with CloudFormation"), and a resource policy names accounts and, since 2022, a whole organization
+   * (AWS Compute Blog, "Using organization IDs as principals in Lambda resource policies"). An SNS token
+   * would add a topic, its policy and a subscription to say the same, and deliver one hop later; the
+   * answer goes to the ResponseURL either way.
+   */
+  private allowConsumers(consumers: AllotConsumers): void {
+    for (const account of consumers.accounts ?? []) {
+      this.claimResourceFunction.addPermission(`Consumer${account}`, {
+        principal: new iam.AccountPrincipal(account),
+        action: 'lambda:InvokeFunction',
+      });
+    }
+    if (consumers.organizationId) {
+      this.claimResourceFunction.addPermission('ConsumerOrganization', {
+        principal: new iam.OrganizationPrincipal(consumers.organizationId),
+        action: 'lambda:InvokeFunction',
+      });
+    }
+  }
+
+  /** One request rule of lib/cloud/requests.ts, to its function; deliveries that still fail go to a queue. */
+  private requestRule(rule: RequestRule): events.Rule {
+    return new events.Rule(this, rule.id, {
       eventBus: this.eventBus,
-      description: `Allot: ${detailType} events to the ${target.node.id} function`,
-      // Any source but Allot's own: its events have other detail types anyway, this keeps it explicit.
-      eventPattern: { detailType: [detailType], source: [{ 'anything-but': EVENT_SOURCE }] as never },
+      description: rule.description,
+      eventPattern: { detailType: rule.pattern['detail-type'], source: rule.pattern.source as never },
       targets: [
-        new targets.LambdaFunction(target, {
+        new targets.LambdaFunction(this.functions[rule.target], {
           deadLetterQueue: this.requestDeadLetterQueue,
           retryAttempts: 4,
           maxEventAge: Duration.hours(2),
@@ -395,9 +462,9 @@ export class AllotService extends Construct {
     );
     for (const name of FUNCTION_NAMES) {
       const fn = this.functions[name];
-      add(`${capitalize(name)}ErrorsAlarm`, `the ${name} function failed`, fn.metricErrors(oneMinute), 0);
+      add(`${constructIdOf(name)}ErrorsAlarm`, `the ${name} function failed`, fn.metricErrors(oneMinute), 0);
       add(
-        `${capitalize(name)}ThrottlesAlarm`,
+        `${constructIdOf(name)}ThrottlesAlarm`,
         `the ${name} function was throttled`,
         fn.metricThrottles(oneMinute),
         0,
@@ -469,74 +536,6 @@ export class AllotService extends Construct {
     return dashboard;
   }
 
-  private createFunction(
-    name: AllotFunctionName,
-    settings: FunctionSettings,
-    removalPolicy: RemovalPolicy,
-    logRetention: logs.RetentionDays,
-  ): NodejsFunction {
-    const id = capitalize(name);
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, { retention: logRetention, removalPolicy });
-
-    // Our own role instead of AWSLambdaBasicExecutionRole: that managed policy may create and write any
-    // log group in the account; this role writes only the function's own.
-    const role = new iam.Role(this, `${id}Role`, {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Allot ${name} function`,
-    });
-    logGroup.grantWrite(role);
-    role.addToPolicy(
-      new iam.PolicyStatement({ actions: [...settings.tableActions], resources: [this.table.tableArn] }),
-    );
-    if (settings.queriedIndexes.length > 0) {
-      role.addToPolicy(
-        new iam.PolicyStatement({
-          actions: ['dynamodb:Query'],
-          resources: settings.queriedIndexes.map((index) => `${this.table.tableArn}/index/${index}`),
-        }),
-      );
-    }
-
-    return new NodejsFunction(this, `${id}Function`, {
-      description: settings.description,
-      entry: fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url)),
-      handler: 'handler',
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
-      memorySize: 512,
-      timeout: settings.timeout,
-      role,
-      logGroup,
-      tracing: lambda.Tracing.ACTIVE,
-      environment: {
-        TABLE_NAME: this.table.tableName,
-        POWERTOOLS_SERVICE_NAME: 'allot',
-        POWERTOOLS_METRICS_NAMESPACE: 'Allot',
-        // Stack traces point into functions/ and lib/, not the minified bundle.
-        NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: {
-        // esbuild from node_modules, never Docker: synth works offline and on machines without Docker.
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node24',
-        // Prefer packages' ESM builds, so esbuild can drop what we do not import.
-        mainFields: ['module', 'main'],
-        // CommonJS dependencies bundled into an ES module still call `require` (for Node built-ins).
-        banner:
-          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        minify: true,
-        sourceMap: true,
-        // Everything is bundled, the AWS SDK included: the deployed functions run the SDK version the
-        // tests ran (pinned), not whatever the runtime ships. It costs about 220 KB per bundle, within
-        // the 500 KB budget (lib/cloud/functions.ts), with the credential chain cut to the links that
-        // can apply in Lambda (functions/lambda-credentials.ts says which, and why).
-        externalModules: [],
-        esbuildArgs: { '--alias': [`@aws-sdk/credential-provider-node=${LAMBDA_CREDENTIALS}`] },
-      },
-    });
-  }
-
   /**
    * cdk-nag (AwsSolutions) findings this design keeps on purpose, acknowledged where they arise so every
    * app using the construct inherits the reasons.
@@ -565,8 +564,4 @@ export class AllotService extends Construct {
         'behind it would only move the same undelivered requests again.',
     });
   }
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -5,7 +5,8 @@
 import { Duration } from 'aws-cdk-lib';
 import { ALLOCATIONS_INDEX, WAITING_INDEX } from '../store/schema.ts';
 
-export type AllotFunctionName = 'api' | 'claim' | 'release' | 'stream' | 'repair' | 'history';
+export type AllotFunctionName =
+  'api' | 'claim' | 'release' | 'stream' | 'repair' | 'claim-resource' | 'history';
 
 const ITEM_ACTIONS = [
   'dynamodb:GetItem',
@@ -61,6 +62,15 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
     timeout: Duration.minutes(2),
     tableActions: ITEM_ACTIONS,
     queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX],
+  },
+  'claim-resource': {
+    description: 'Allot Custom::AllotClaim: CloudFormation creates, updates and deletes claims',
+    // It answers CloudFormation itself before this ends (functions/claim-resource.ts), also on a timeout.
+    timeout: Duration.seconds(30),
+    // A claim's create and read (as the claim function), and its release when the claim cannot be
+    // allocated at once or the resource is deleted (as the release function: Query for the carvings).
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
+    queriedIndexes: [],
   },
   history: {
     description: 'Allot table stream, second reader: the history watches read',

@@ -34,18 +34,29 @@ export const HISTORY_FILTER_PATTERNS: readonly FilterPattern[] = [
 ];
 
 /**
- * Whether a record matches a pattern, for the subset of Lambda's filter syntax used above: nested objects
- * and arrays of allowed literal values.
+ * Whether a record matches a pattern, for the subset of the event-pattern syntax that Lambda's filters
+ * and EventBridge's rules share and that Allot uses (here and in `requests.ts`): nested objects, and
+ * arrays of allowed literal values or `{ "anything-but": value | [values] }`.
  */
 export function matchesPattern(record: unknown, pattern: FilterPattern): boolean {
   return Object.entries(pattern).every(([field, expected]) => {
     const actual = (record as Record<string, unknown> | undefined)?.[field];
-    if (Array.isArray(expected)) return expected.includes(actual);
+    if (Array.isArray(expected)) return expected.some((allowed) => matchesValue(actual, allowed));
     if (typeof expected === 'object' && expected !== null) {
       return matchesPattern(actual, expected as FilterPattern);
     }
     return false;
   });
+}
+
+function matchesValue(actual: unknown, allowed: unknown): boolean {
+  if (typeof allowed === 'object' && allowed !== null && 'anything-but' in allowed) {
+    // EventBridge: anything-but matches a present value that is none of those named.
+    const refused = (allowed as Record<string, unknown>)['anything-but'];
+    const values = Array.isArray(refused) ? refused : [refused];
+    return actual !== undefined && actual !== null && !values.includes(actual);
+  }
+  return actual === allowed;
 }
 
 export function matchesFilter(record: unknown, patterns: readonly FilterPattern[] = STREAM_FILTER_PATTERNS) {

@@ -43,6 +43,8 @@ export interface DynamoDBLocalProcess {
   endpoint: string;
   /** Stops the JVM; resolves once it has exited. */
   close(): Promise<void>;
+  /** Kills the JVM (SIGKILL) at once. */
+  kill(): void;
 }
 
 /**
@@ -80,6 +82,9 @@ export async function startDynamoDBLocal(options: { dataDir: string }): Promise<
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timer);
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
 }

@@ -14,6 +14,10 @@ export interface RepairLoop {
   runNow(): Promise<RepairReport[]>;
   /** Every sweep so far, added up by kind of fix. */
   readonly fixed: Record<string, number>;
+  /**
+   * Stops the schedule and ends the sweep in progress at its next unit of work (a sweep cut short keeps
+   * its cursor, as one out of budget does); prints nothing more. Resolves once that sweep has returned.
+   */
   stop(): Promise<void>;
 }
 
@@ -23,21 +27,24 @@ export function startRepairLoop(
   log: (line: string) => void = (line) => console.error(line),
 ): RepairLoop {
   const fixed: Record<string, number> = Object.fromEntries(REPAIR_KINDS.map((kind) => [kind, 0]));
+  const stopping = new AbortController();
+  const { signal } = stopping;
   let running: Promise<RepairReport[]> = Promise.resolve([]);
-  let stopped = false;
   const sweep = (): Promise<RepairReport[]> => {
     running = running.then(async () => {
-      if (stopped) return [];
+      if (signal.aborted) return [];
       try {
-        const reports = await sweepAll(ctx);
+        const reports = await sweepAll(ctx, { signal });
         const total = totalFixed(reports);
         const repaired = REPAIR_KINDS.filter((kind) => total[kind] > 0);
         for (const kind of repaired) fixed[kind] = (fixed[kind] ?? 0) + total[kind];
-        if (repaired.length > 0)
+        // After a stop nothing is printed: the server has said it is stopping.
+        if (repaired.length > 0 && !signal.aborted)
           log(`repair: ${repaired.map((kind) => `${kind} ${total[kind]}`).join(', ')}`);
         return reports;
       } catch (error) {
-        log(`repair sweep failed: ${String(error)}`);
+        // A sweep cut off by the store closing under it is no failure to report.
+        if (!signal.aborted) log(`repair sweep failed: ${String(error)}`);
         return [];
       }
     });
@@ -50,7 +57,7 @@ export function startRepairLoop(
     runNow: sweep,
     fixed,
     async stop() {
-      stopped = true;
+      stopping.abort();
       clearInterval(timer);
       await running;
     },

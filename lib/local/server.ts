@@ -4,20 +4,20 @@
  * node:http server that turns requests into API Gateway (HTTP API, payload 2.0) events for the real HTTP
  * handler, which dispatches from the same route table as the deployed API.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { createHistoryHandler } from '../../functions/history.ts';
-import { LONG_POLL_MS, STREAM_WATCH_MS, type WatchSink } from '../../functions/http-chain.ts';
+import { STREAM_WATCH_MS, type WatchSink } from '../../functions/http-chain.ts';
 import { HISTORY_FILTER_PATTERNS } from '../cloud/stream-filter.ts';
-import { RESOURCES } from '../domain/kinds.ts';
-import { resetHistories } from '../service/history.ts';
-import { RepairStore } from '../store/repairs.ts';
+import { restartHistories, watchStream, type WatchMode, type WatchStream } from './watches.ts';
 import { createClaimHandler } from '../../functions/claim.ts';
 import { createReleaseHandler } from '../../functions/release.ts';
+import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
+import type { DirectFunctionName } from '../cloud/requests.ts';
+import { createAwsApis } from './aws-apis.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
@@ -25,6 +25,14 @@ import { openStore, type AllotStore, type StoreKind, type StreamFeed } from './s
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serveConsole } from '../console/serve.ts';
 import { LOCAL_REPAIR_INTERVAL_MS, startRepairLoop, type RepairLoop } from './repairs.ts';
+import { DataLock } from './data-lock.ts';
+import { listen, type Listener } from './listener.ts';
+
+/**
+ * How long a stop may take, from its start to the process's exit (the contract promises 3 s; the rest is
+ * the margin for the exit itself).
+ */
+export const STOP_BUDGET_MS = 2000;
 
 export interface LocalAllotOptions {
   /** A folder for the data, or `:memory:`. */
@@ -44,15 +52,22 @@ export interface LocalAllotOptions {
   /** The HTTP handler's own DynamoDB client, made for the store's endpoint (tests give it faults). */
   apiClient?: (endpoint: string) => DynamoDBClient;
   /**
-   * How watches answer: streamed as changes come (the default), or as the deployed API's long polls
-   * (`longPoll`: an answer ends after its first events), and for at most `answerMs` (tests: a server
-   * that ends every watch early); `onAnswer` hears each answer's lines once it ends (tests).
+   * The data folder's lock, when the caller took it already (bin/server.ts does, before it loads the rest);
+   * otherwise it is taken here. Either way the server gives it up when it stops, or fails to start.
    */
-  watch?: { longPoll?: boolean; answerMs?: number; onAnswer?: (url: string, lines: string[]) => void };
+  lock?: DataLock;
+  /** How watches answer (lib/local/watches.ts): streamed, unless a test asks for long polls. */
+  watch?: WatchMode;
+}
+
+/** How a stop went: how long it took, and what it gave up on (left, as a crash leaves it, for the next start). */
+export interface StopReport {
+  ms: number;
+  abandoned: string[];
 }
 
 /** The functions a direct invocation can reach (Lambda Invoke, or an EventBridge rule's target). */
-export type InvocableFunction = 'claim' | 'release';
+export type InvocableFunction = DirectFunctionName;
 
 export interface LocalAllot {
   url: string;
@@ -68,9 +83,18 @@ export interface LocalAllot {
    * `:memory:`.
    */
   events: EventSink;
-  /** Invokes the claim or release function with a payload or an EventBridge event, as Lambda would. */
+  /**
+   * Invokes the claim, release or claim-resource function with a payload, an EventBridge event or a
+   * CloudFormation request, as Lambda would (lib/local/aws-apis.ts serves the same over Lambda's API).
+   */
   invoke(functionName: InvocableFunction, event: unknown): Promise<unknown>;
-  close(): Promise<void>;
+  /**
+   * Stops (see `stopLocalAllot`) by `by` (epoch ms; default STOP_BUDGET_MS from now), whatever it was
+   * doing: what it had not applied stays in the journal (or the stream) for the next start.
+   */
+  close(options?: { by?: number }): Promise<StopReport>;
+  /** Stops at once, synchronously, as a crash would (a second Ctrl-C): the store's child is killed. */
+  abort(): void;
 }
 
 /** A Lambda context for a local invocation; `remainingMs`: how long it may run (a watch: its whole answer). */
@@ -141,58 +165,33 @@ export function toEvent(request: IncomingMessage, body: string): APIGatewayProxy
   };
 }
 
-/**
- * The sink a watch streams its lines into, when the request is one (GET with `watch=true`): the answer's
- * head goes out with the first line, and the watch stops when the client goes.
- */
-function watchStream(
-  response: ServerResponse,
-  mode: LocalAllotOptions['watch'],
-): { sink: WatchSink; controller: AbortController; started(): boolean; lines: string[] } | undefined {
-  const request = response.req;
-  if (request.method !== 'GET') return undefined;
-  const query = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams;
-  if (!['true', '1'].includes(query.get('watch') ?? '')) return undefined;
-  const controller = new AbortController();
-  response.on('close', () => controller.abort());
-  let started = false;
-  const lines: string[] = [];
-  const open = () => {
-    if (started) return;
-    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache' });
-    response.flushHeaders();
-    started = true;
-  };
-  const sink: WatchSink = {
-    signal: controller.signal,
-    open,
-    endAfterEvents: mode?.longPoll ?? false,
-    ...((mode?.answerMs ?? (mode?.longPoll ? LONG_POLL_MS : undefined)) !== undefined && {
-      maxMs: mode?.answerMs ?? LONG_POLL_MS,
-    }),
-    write(line) {
-      open();
-      lines.push(line);
-      response.write(`${line}\n`);
-    },
-  };
-  return { sink, controller, started: () => started, lines };
-}
-
-/** Every namespace the registry knows (store/repairs.ts). */
-async function registeredNamespaces(table: Table): Promise<string[]> {
-  const registry = new RepairStore(table);
-  const names: string[] = [];
-  for (let after: string | undefined; ;) {
-    const page = await registry.namespaces(100, after);
-    names.push(...page.items);
-    if (page.last === undefined) return names;
-    after = page.last;
+export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
+  // The folder first: a second server on it must not touch its stores (dynalite's LevelDB, the journal).
+  const lock =
+    options.lock ?? (options.dataDir === ':memory:' ? undefined : await DataLock.acquire(options.dataDir));
+  let listener: Listener | undefined;
+  let store: AllotStore | undefined;
+  try {
+    listener = await listen(options.port);
+    lock?.update({ port: listener.port, url: `http://127.0.0.1:${listener.port}` });
+    store = await openStore({ kind: options.store, dataDir: options.dataDir });
+    const allot = await serve(options, listener, store, lock);
+    lock?.update({ state: 'running' });
+    return allot;
+  } catch (error) {
+    await listener?.stop(Date.now());
+    await store?.close().catch(() => undefined);
+    lock?.release();
+    throw error;
   }
 }
 
-export async function startLocalAllot(options: LocalAllotOptions): Promise<LocalAllot> {
-  const store = await openStore({ kind: options.store, dataDir: options.dataDir });
+async function serve(
+  options: LocalAllotOptions,
+  listener: Listener,
+  store: AllotStore,
+  lock: DataLock | undefined,
+): Promise<LocalAllot> {
   const client = store.client();
   const tableName = options.tableName ?? store.defaultTableName;
   await store.prepareTable(tableName);
@@ -202,23 +201,24 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
   let stream: StreamFeed | undefined;
+  if (options.stream !== false) {
+    const streamHandler = createStreamHandler({ table }, { events });
+    stream = await store.startStream(tableName, {
+      handler: (event) => streamHandler(event, fakeContext('allot-stream')),
+      onFailure: (record, error) =>
+        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
+    });
+  }
   let history: StreamFeed | undefined;
   if (options.stream !== false) {
     // The history's reader keeps no journal with dynalite: positions from before this start are gone.
-    if (store.kind === 'dynalite' && options.dataDir !== ':memory:')
-      await resetHistories(table, await registeredNamespaces(table), RESOURCES);
+    if (store.kind === 'dynalite' && options.dataDir !== ':memory:') await restartHistories(table);
     const historyHandler = createHistoryHandler({ table }, { prune: true });
     history = await store.startStream(tableName, {
       handler: (event) => historyHandler(event, fakeContext('allot-history')),
       reader: { name: 'history', filters: HISTORY_FILTER_PATTERNS },
       onFailure: (record, error) =>
         console.error(`history record ${record.dynamodb?.SequenceNumber} failed`, error ?? ''),
-    });
-    const streamHandler = createStreamHandler({ table }, { events });
-    stream = await store.startStream(tableName, {
-      handler: (event) => streamHandler(event, fakeContext('allot-stream')),
-      onFailure: (record, error) =>
-        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
     });
   }
   const apiClient = options.apiClient?.(store.endpoint);
@@ -228,56 +228,29 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
   const invocable = {
     claim: createClaimHandler({ table }),
     release: createReleaseHandler({ table }),
+    'claim-resource': createClaimResourceHandler({ table }),
   };
-  const watches = new Set<AbortController>();
-  const server: Server = createServer((request, response) => {
+  const invoke = (name: InvocableFunction, event: unknown) =>
+    invocable[name](event as never, fakeContext(`allot-${name}`)) as Promise<unknown>;
+  // Watches streaming now: a stop ends them first (each then ends its answer).
+  const watches = new Set<WatchStream>();
+  // A streamed watch lasts as long as its answer; middy would cut it at the context's time.
+  const contextFor = (watch: WatchStream | undefined) =>
+    fakeContext('allot-api', watch ? STREAM_WATCH_MS + 60_000 : undefined);
+  // Lambda's Invoke and EventBridge's PutEvents, on this port (lib/local/aws-apis.ts).
+  const awsApis = createAwsApis(invoke);
+  listener.serve((request, response) => {
+    if (awsApis.handles(request)) return void awsApis.serve(request, response);
     // `GET /` is the console (lib/console), a client of the API below like any other.
     if (serveConsole(request, response)) return;
-    void (async () => {
-      let result: APIGatewayProxyStructuredResultV2;
-      const stream = watchStream(response, options.watch);
-      try {
-        const event = toEvent(request, await readBody(request));
-        if (stream) {
-          watches.add(stream.controller);
-          (event as { watchSink?: WatchSink }).watchSink = stream.sink;
-        }
-        // A streamed watch lasts as long as its answer; middy would cut it at the context's time.
-        const context = fakeContext('allot-api', stream ? STREAM_WATCH_MS + 60_000 : undefined);
-        result = (await httpHandler(event, context)) as APIGatewayProxyStructuredResultV2;
-      } catch {
-        result = {
-          statusCode: 500,
-          body: JSON.stringify({
-            kind: 'Status',
-            apiVersion: 'v1',
-            status: 'Failure',
-            code: 500,
-            reason: 'InternalError',
-            message: 'internal error',
-          }),
-        };
-      }
-      if (stream) {
-        watches.delete(stream.controller);
-        options.watch?.onAnswer?.(request.url ?? '', stream.lines);
-      }
-      if (stream?.started()) {
-        response.end();
-        return;
-      }
-      response.writeHead(result.statusCode ?? 200, {
-        'content-type': 'application/json',
-        ...(result.headers as Record<string, string>),
-      });
-      response.end(result.body ?? '');
-    })();
+    const watch = watchStream(response, options.watch);
+    if (watch) watches.add(watch);
+    void answer(request, response, (event) => httpHandler(event, contextFor(watch)), watch).finally(() => {
+      if (!watch) return;
+      watches.delete(watch);
+      options.watch?.onAnswer?.(request.url ?? '', watch.lines);
+    });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
   const repairIntervalMs =
     options.repairIntervalMs ??
     (process.env.ALLOT_REPAIR_INTERVAL_MS !== undefined
@@ -286,27 +259,137 @@ export async function startLocalAllot(options: LocalAllotOptions): Promise<Local
         ? 0
         : LOCAL_REPAIR_INTERVAL_MS);
   const repairs = stream && repairIntervalMs > 0 ? startRepairLoop({ table }, repairIntervalMs) : undefined;
-  return {
-    url: `http://127.0.0.1:${port}`,
+  let stopped: Promise<StopReport> | undefined;
+  const allot: LocalAllot = {
+    url: `http://127.0.0.1:${listener.port}`,
     table,
     store,
     stream,
     history,
     repairs,
     events,
-    invoke: (functionName, event) =>
-      invocable[functionName](event as never, fakeContext(`allot-${functionName}`)),
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const watch of watches) watch.abort();
-      server.closeIdleConnections();
-      await closed;
-      await repairs?.stop();
-      await history?.stop();
-      await stream?.stop();
-      apiClient?.destroy();
-      client.destroy();
-      await store.close();
+    invoke,
+    close(closeOptions = {}) {
+      const by = closeOptions.by ?? Date.now() + STOP_BUDGET_MS;
+      for (const watch of watches) watch.controller.abort();
+      stopped ??= stopLocalAllot(
+        {
+          listener,
+          repairs,
+          stream,
+          history,
+          store,
+          lock,
+          clients: [client, ...(apiClient ? [apiClient] : [])],
+          // Asynchronous invocations under way (Lambda's Event, EventBridge's targets), within the stop's budget.
+          invocations: (until) => awsApis.settle(Math.max(0, until - Date.now())),
+        },
+        by,
+      );
+      return stopped;
+    },
+    abort() {
+      store.abort();
+      lock?.release();
     },
   };
+  return allot;
+}
+
+/** Runs one request through the HTTP handler and writes its answer (a 500 in the contract's shape if it throws). */
+async function answer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  handle: (event: APIGatewayProxyEventV2) => Promise<unknown>,
+  watch?: WatchStream,
+): Promise<void> {
+  let result: APIGatewayProxyStructuredResultV2;
+  try {
+    const event = toEvent(request, await readBody(request));
+    if (watch) (event as { watchSink?: WatchSink }).watchSink = watch.sink;
+    result = (await handle(event)) as APIGatewayProxyStructuredResultV2;
+  } catch {
+    result = {
+      statusCode: 500,
+      body: JSON.stringify({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 500,
+        reason: 'InternalError',
+        message: 'internal error',
+      }),
+    };
+  }
+  if (response.destroyed) return; // the server stopped while this ran; its connection is gone
+  if (watch?.started()) {
+    response.end(); // a watch that streamed its lines: its head is out
+    return;
+  }
+  response.writeHead(result.statusCode ?? 200, {
+    'content-type': 'application/json',
+    ...(result.headers as Record<string, string>),
+  });
+  response.end(result.body ?? '');
+}
+
+/**
+ * A stop, in the order that lets each part finish what it can within `by` and abandons the rest as a
+ * crash would (everything here is built to survive one: the journal and the stream keep what the stream
+ * function has not applied; the repair sweep's cursor and conditional writes make a cut-off sweep
+ * harmless): stop accepting and let the requests in flight answer; stop the repair sweep (at its next
+ * unit of work) and the stream (after its batch in flight) at once, so neither starts anything new; then
+ * close the store (dynalite and the journal, or DynamoDB Local's JVM, killed if it has not gone by then)
+ * and give up the data folder.
+ */
+async function stopLocalAllot(
+  parts: {
+    listener: Listener;
+    repairs?: RepairLoop;
+    stream?: StreamFeed;
+    history?: StreamFeed;
+    store: AllotStore;
+    lock?: DataLock;
+    clients: DynamoDBClient[];
+    invocations?: (until: number) => Promise<void>;
+  },
+  by: number,
+): Promise<StopReport> {
+  const started = Date.now();
+  const at = (share: number) => started + Math.max(0, by - started) * share;
+  const abandoned: string[] = [];
+  parts.lock?.update({ state: 'stopping' });
+  const repairs = parts.repairs?.stop();
+  const stream = parts.stream?.stop();
+  const history = parts.history?.stop();
+  const cut = await parts.listener.stop(at(0.4));
+  if (cut > 0) abandoned.push(`${cut} request(s) in flight`);
+  await parts.invocations?.(at(0.5));
+  if (repairs && !(await within(repairs, at(0.6)))) abandoned.push('the repair sweep');
+  if (stream && !(await within(stream, at(0.6)))) abandoned.push("the stream's batch in flight");
+  if (history && !(await within(history, at(0.6)))) abandoned.push("the history's batch in flight");
+  // In-flight SDK calls of what was abandoned end here (their sockets are destroyed).
+  for (const client of parts.clients) client.destroy();
+  if (!(await within(parts.store.close(), at(0.9)))) {
+    parts.store.abort();
+    abandoned.push('closing the store');
+  }
+  parts.lock?.release();
+  return { ms: Date.now() - started, abandoned };
+}
+
+/** Waits for `work` until `until` (epoch ms): true if it finished (or failed) by then. */
+async function within(work: Promise<unknown>, until: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const finished = await Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>(
+      (resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()))),
+    ),
+  ]);
+  clearTimeout(timer);
+  return finished;
 }

@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -48,11 +48,15 @@ interface LevelLike {
 interface DynaliteStore {
   getItemDb(name: string): LevelLike;
   allotWriteAhead?: { current?: WriteAhead };
+  /** dynalite's own (db/lifecycle.js): its graceful close waits for the operations it tracks. */
+  lifecycleManager?: { trackOperation(operation: Promise<unknown>): Promise<unknown> };
 }
 
 type DynaliteOptions = Record<string, unknown> & {
   allotListeners?: Set<ChangeListener>;
   allotWriteAhead?: { current?: WriteAhead };
+  /** The store dynalite made, handed back by the patched factory. */
+  allotStore?: DynaliteStore;
 };
 
 type UpdateIndexes = (
@@ -103,6 +107,7 @@ function patchDynalite(): void {
   };
   db.create = (options: DynaliteOptions) => {
     const store = create(options);
+    options.allotStore = store;
     store.allotWriteAhead = options.allotWriteAhead;
     const listeners = options.allotListeners;
     if (!listeners) return store;
@@ -173,6 +178,7 @@ export async function startLocalStore(options: { dataDir: string; port?: number 
     dynaliteOptions.path = options.dataDir;
   }
   const server = dynalite(dynaliteOptions);
+  trackRequests(server, dynaliteOptions.allotStore);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -187,8 +193,39 @@ export async function startLocalStore(options: { dataDir: string; port?: number 
     setWriteAhead(next) {
       writeAhead.current = next;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Connections of clients that went without closing them would hold the close up.
+        server.closeAllConnections();
+      }),
   };
+}
+
+/**
+ * Has dynalite's close wait for every request it is working on. An action is several LevelDB calls, and
+ * goes on after its client has gone; dynalite's graceful close waits only for the LevelDB call in flight,
+ * so one that came between two calls found LevelDB closed and threw from dynalite's request handler
+ * (`Error: Database is closed`, at dynalite/index.js: `if (err) throw err`), ending the process mid-stop.
+ * A request counts from its arrival until dynalite answers it (or until it is dropped before its body
+ * was read: dynalite starts an action only once it has the whole body).
+ */
+function trackRequests(server: Server, store: DynaliteStore | undefined): void {
+  const lifecycle = store?.lifecycleManager;
+  if (!lifecycle) return;
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    const answered = new Promise<void>((resolve) => {
+      const end = response.end.bind(response) as (...args: unknown[]) => ServerResponse;
+      response.end = ((...args: unknown[]) => {
+        resolve();
+        return end(...args);
+      }) as ServerResponse['end'];
+      response.once('close', () => {
+        if (!request.complete) resolve();
+      });
+    });
+    void lifecycle.trackOperation(answered).catch(() => undefined);
+  });
 }
 
 /** An SDK client for the local store (dynalite checks no credentials, the SDK still wants some). */

@@ -71,6 +71,11 @@ export interface AllotStore {
   startStream(tableName: string, options: StreamOptions): Promise<StreamFeed | undefined>;
   changes(tableName: string): Promise<ChangeFeed>;
   close(): Promise<void>;
+  /**
+   * Gives up at once, synchronously, what would outlive this process a moment (DynamoDB Local's JVM is
+   * killed); what was not written stays as a crash leaves it. For a stop out of time.
+   */
+  abort(): void;
 }
 
 export interface StoreOptions {
@@ -136,11 +141,14 @@ async function openDynalite(dataDir: string): Promise<AllotStore> {
       for (const detach of detachers.splice(0)) await detach();
       await store.close();
     },
+    // In this process: nothing outlives it (LevelDB's lock goes with it).
+    abort: () => undefined,
   };
 }
 
 async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promise<AllotStore> {
-  const given = env.ALLOT_DYNAMODB_LOCAL_ENDPOINT;
+  // Empty is unset, as a shell's `VAR=` means.
+  const given = env.ALLOT_DYNAMODB_LOCAL_ENDPOINT || undefined;
   // A folder of its own: dynalite's files may be in the data folder too.
   const folder = dataDir === ':memory:' ? undefined : join(dataDir, 'dynamodb-local');
   const started = given ? undefined : await startDynamoDBLocal({ dataDir: folder ?? ':memory:' });
@@ -208,10 +216,14 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
       };
     },
     async close() {
-      await Promise.all([...consumers].map((consumer) => consumer.stop()));
-      streams.destroy();
+      const stopped = Promise.all([...consumers].map((consumer) => consumer.stop()));
+      // Our own JVM goes first: what a consumer's batch is waiting on then fails at once (a stopped
+      // consumer leaves that batch for the next start) rather than running on to its end.
       await started?.close();
+      await stopped;
+      streams.destroy();
     },
+    abort: () => started?.kill(),
   };
 }
 
@@ -255,6 +267,7 @@ async function openEndpoint(env: NodeJS.ProcessEnv): Promise<AllotStore> {
       throw new Error('ALLOT_STORE=endpoint consumes no stream: the deployed stream function does');
     },
     close: async () => undefined,
+    abort: () => undefined,
   };
 }
 

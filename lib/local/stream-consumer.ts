@@ -300,6 +300,12 @@ export class StreamConsumer {
       done = 0;
     }
     this.delivered++;
+    // Stopping: a batch cut off (its store closing under it) is not judged; the next start retries it
+    // from the checkpoint, as after a crash, rather than count it a failure or send it to the list.
+    if (this.stopped && done < batch.length) {
+      if (done > 0) this.complete(shard, done);
+      return true;
+    }
     if (done > 0) {
       this.complete(shard, done);
       shard.attempts = 0;

@@ -230,6 +230,14 @@ export class LocalStream {
       done = 0;
     }
     this.delivered++;
+    if (this.stopped && done < batch.length) {
+      // Stopping: a batch cut off (its store closing under it) is not judged; the journal keeps what
+      // was not done for the next start, as after a crash, rather than count it a failure.
+      this.options.journal?.done(batch.slice(0, done).map((record) => record.dynamodb!.SequenceNumber!));
+      shard.pending.splice(0, done);
+      shard.busy = false;
+      return;
+    }
     if (done === batch.length) shard.attempts = 0;
     else if (++shard.attempts > this.options.maxRetries) {
       // Retries exhausted: the record goes to the on-failure list and the shard moves on.

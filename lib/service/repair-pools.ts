@@ -32,6 +32,7 @@ import {
   forgetClaim,
   handlerMayRun,
   keyText,
+  pause,
   spend,
   zeroCounts,
   type Sweep,
@@ -80,7 +81,8 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
     held = await checkCounts(look, walk);
     sweep.requests = look.requests;
     if (look.found.summaryBit + look.found.poolCounts > 0) {
-      await new Promise((resolve) => setTimeout(resolve, sweep.recheckMs));
+      await pause(sweep.recheckMs, sweep.signal);
+      if (exhausted(sweep)) return false;
       Object.assign(walk, { summaries: new Map(), seen: undefined, seenMembers: undefined });
       held = undefined;
     }

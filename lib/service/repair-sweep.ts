@@ -51,6 +51,8 @@ export interface SweepOptions {
   stopBy?: number;
   /** Start from the beginning, ignoring a cursor left by an earlier run. */
   restart?: boolean;
+  /** Ends the run at the next unit of work, as a spent budget does (the local server stopping). */
+  signal?: AbortSignal;
 }
 
 /** Where a sweep cut short goes on: a pool kind (POOL_KINDS index; its length: the claims), a pool, a shard. */
@@ -84,6 +86,7 @@ export interface Sweep {
   recheckMs: number;
   stopBy: number;
   budget: number;
+  signal?: AbortSignal;
   requests: number;
   cursor: Cursor;
   found: RepairCounts;
@@ -106,7 +109,21 @@ export function spend(sweep: Sweep, requests = 1): void {
 }
 
 export function exhausted(sweep: Sweep): boolean {
-  return sweep.requests >= sweep.budget || Date.now() >= sweep.stopBy;
+  return sweep.requests >= sweep.budget || Date.now() >= sweep.stopBy || sweep.signal?.aborted === true;
+}
+
+/** Waits `ms`, or less when `signal` aborts first. */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**

@@ -84,6 +84,7 @@ export async function sweepNamespace(
     recheckMs: options.recheckMs ?? REPAIR_RECHECK_MS,
     stopBy: options.stopBy ?? Number.POSITIVE_INFINITY,
     budget: options.budget ?? REPAIR_BUDGET,
+    signal: options.signal,
     requests: 1,
     cursor: saved ? { ...saved } : { stage: 0, shard: 0 },
     found: zeroCounts(),
@@ -200,6 +201,7 @@ export async function sweepAll(
   }
   const reports: RepairReport[] = [];
   for (const namespace of namespaces) {
+    if (options.signal?.aborted) break;
     const left = options.timeLeft?.() ?? Number.POSITIVE_INFINITY;
     if (left < 2 * MARGIN_MS) break;
     reports.push(await sweepNamespace(ctx, namespace, { ...options, stopBy: Date.now() + left - MARGIN_MS }));

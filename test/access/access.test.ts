@@ -25,6 +25,7 @@ import { createHistoryHandler } from '../../functions/history.ts';
 import { HISTORY_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
 import { RESOURCES } from '../../lib/domain/kinds.ts';
 import { KUBE_PREFIX } from '../../lib/http/kube.ts';
+import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { vi } from 'vitest';
 import { AllotService, type AllotFunctionName } from '../../lib/cloud/construct.ts';
@@ -38,9 +39,22 @@ import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 import { dynamoPermissions } from '../helpers/permissions.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
 import { startTestAllot, startTestStore } from '../helpers/allot.ts';
+import {
+  cloudFormationRequest,
+  startResponseListener,
+  type ResponseListener,
+} from '../helpers/cloudformation.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 
-const FUNCTIONS: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'history'];
+const FUNCTIONS: AllotFunctionName[] = [
+  'api',
+  'claim',
+  'release',
+  'stream',
+  'repair',
+  'claim-resource',
+  'history',
+];
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 
 let store: AllotStore;
@@ -49,6 +63,8 @@ const recorders = {} as Record<AllotFunctionName, Faults>;
 const handlers = {} as Record<'api' | 'claim' | 'release' | 'repair', ReturnType<typeof createHttpHandler>>;
 let streamHandler: ReturnType<typeof createStreamHandler>;
 let historyHandler: ReturnType<typeof createHistoryHandler>;
+let claimResource: ReturnType<typeof createClaimResourceHandler>;
+let responses: ResponseListener;
 let queue: StreamQueue;
 /** The stream's second reader's share: every change of a pool, claim or allocation object. */
 let historyQueue: StreamQueue;
@@ -108,6 +124,36 @@ async function repairAfterLoss(
   } finally {
     clock.mockRestore();
   }
+}
+
+/**
+ * `Custom::AllotClaim` as CloudFormation drives it: a create (a prefix of a range pool: the overlap
+ * check), the same create again, a labels update, a create that fails and is released, a delete.
+ */
+async function customResources(ns: string) {
+  const spec = { poolRef: { kind: 'IPPrefixPool', name: 'lengths' }, prefixLength: 22 };
+  const properties = { Namespace: ns, Spec: spec };
+  const send = async (type: 'Create' | 'Update' | 'Delete', options: Record<string, unknown>) => {
+    const responseUrl = responses.url();
+    await claimResource(
+      cloudFormationRequest(type, { responseUrl, ...options }),
+      fakeContext('claim-resource'),
+    );
+    return (await responses.responseTo(responseUrl)).body;
+  };
+  const created = await send('Create', { properties });
+  expect(created.Status, created.Reason).toBe('SUCCESS');
+  expect((await send('Create', { properties })).Data).toEqual(created.Data);
+  const physicalId = created.PhysicalResourceId;
+  const updated = await send('Update', {
+    physicalId,
+    properties: { ...properties, Labels: { team: 'net' } },
+    oldProperties: properties,
+  });
+  expect(updated.Status, updated.Reason).toBe('SUCCESS');
+  const missing = { Namespace: ns, Spec: { poolRef: { kind: 'IndexPool', name: 'missing' } } };
+  expect((await send('Create', { logicalId: 'Missing', properties: missing })).Status).toBe('FAILED');
+  expect((await send('Delete', { physicalId, properties })).Status).toBe('SUCCESS');
 }
 
 /** Every route, the stream's every case, and the paths that only races take, in one namespace. */
@@ -170,6 +216,7 @@ async function workload(ns: string) {
     spec: { prefixes: ['10.9.0.0/16'], allocationPrefixLengths: { min: 20, max: 28, default: 24 } },
   });
   await ok('POST', 'claims', { metadata: { name: 'subnet' }, spec: poolRef('IPPrefixPool', 'lengths') });
+  await customResources(ns);
   await ok('POST', 'ipprefixes', {
     metadata: { name: 'lengths-10-9-128-0-26' },
     spec: { ...poolRef('IPPrefixPool', 'lengths'), prefix: '10.9.128.0/26' },
@@ -312,6 +359,7 @@ let tenantBBefore: unknown[];
 
 beforeAll(async () => {
   store = await startTestStore();
+  responses = await startResponseListener();
   tableName = `access-${process.pid}`;
   const setup = store.client();
   await store.prepareTable(tableName);
@@ -322,6 +370,7 @@ beforeAll(async () => {
     if (name === 'stream') streamHandler = createStreamHandler({ table });
     else if (name === 'history') historyHandler = createHistoryHandler({ table });
     else if (name === 'repair') handlers.repair = createRepairHandler({ table }) as never;
+    else if (name === 'claim-resource') claimResource = createClaimResourceHandler({ table });
     else handlers[name] = createHttpHandler({ table });
   }
   queue = new StreamQueue(await store.changes(tableName));
@@ -351,6 +400,7 @@ beforeAll(async () => {
   for (const name of FUNCTIONS) recorders[name].record = false;
 }, 60_000);
 afterAll(async () => {
+  await responses.close();
   await queue.close();
   await historyQueue.close();
   await store.close();

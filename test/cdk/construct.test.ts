@@ -7,10 +7,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 import { ALL_ROUTES, KUBE_ROUTES } from '../../lib/http/routes.ts';
 import { HISTORY_FILTER_PATTERNS, STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'history'];
+const FUNCTION_NAMES: AllotFunctionName[] = [
+  'api',
+  'claim',
+  'release',
+  'stream',
+  'repair',
+  'claim-resource',
+  'history',
+];
 const ITEM_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:PutItem',
@@ -288,7 +296,7 @@ describe('HTTP API', () => {
 });
 
 /** The event source mapping of one function: there are two, the stream function's and the history's. */
-const mappingOf = (fn: NodejsFunction) => {
+const mappingOf = (fn: lambda.IFunction) => {
   const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
   expect(mappings).toHaveLength(2);
   const mine = mappings.filter(

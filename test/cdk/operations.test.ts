@@ -10,7 +10,15 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'history'];
+const FUNCTION_NAMES: AllotFunctionName[] = [
+  'api',
+  'claim',
+  'release',
+  'stream',
+  'repair',
+  'claim-resource',
+  'history',
+];
 
 function build(props: (stack: Stack) => AllotServiceProps = () => ({})) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -192,9 +200,9 @@ describe('alarms', () => {
     });
   });
 
-  it('are exactly these eighteen', () => {
-    expect(alarms()).toHaveLength(18);
-    expect(service.alarms).toHaveLength(18);
+  it('are exactly these twenty', () => {
+    expect(alarms()).toHaveLength(20);
+    expect(service.alarms).toHaveLength(20);
   });
 
   it('notify nobody without a topic, and the topic on ALARM and OK when given', () => {
@@ -202,7 +210,7 @@ describe('alarms', () => {
     let topic!: Topic;
     const withTopic = build((s) => ({ alarmTopic: (topic = new Topic(s, 'OnCall')) }));
     const withTopicAlarms = Object.values(withTopic.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(withTopicAlarms).toHaveLength(18);
+    expect(withTopicAlarms).toHaveLength(20);
     const ref = { Ref: idOf(topic, withTopic.stack) };
     for (const alarm of withTopicAlarms) {
       expect(alarm.Properties.AlarmActions).toEqual([ref]);

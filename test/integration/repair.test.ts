@@ -2,7 +2,8 @@
  * The repair sweep (lib/service/repair.ts) against the real store: on a healthy namespace it only reads
  * (write requests counted by an SDK middleware on its client); with stream records lost for good it finds
  * each kind of inconsistency, fixes it, and a second sweep then finds nothing; a young orphan is left to
- * its grace period; a dry run changes nothing; and a small budget sweeps a namespace over several runs.
+ * its grace period; a dry run changes nothing; a small budget sweeps a namespace over several runs; and an
+ * aborted signal (the local server stopping) ends a run, even one waiting to look again.
  */
 import '../helpers/quiet.ts';
 import type { DynamoDBRecord } from 'aws-lambda';
@@ -544,4 +545,37 @@ describe('the repair sweep', () => {
       expect(await violations(ns, ['big', 'other'])).toEqual([]);
     },
   );
+
+  it('ends a run when its signal aborts (the local server stopping), even in its pause before a recheck', async () => {
+    const ns = 'stopping';
+    const api = client(allot.url, ns);
+    await api.post('indexpools', indexPool('p', ['1..20']));
+    await drain();
+    for (let i = 0; i < 3; i++) await api.post('claims', claim(`c${i}`, { kind: 'IndexPool', name: 'p' }));
+    // Not drained: the pool's summaries and counts lag its objects, so a run looks, then waits (here far
+    // longer than the test may run) to look again.
+    const stopping = new AbortController();
+    const recorder = new Faults(random);
+    recorder.record = true;
+    const sdk = faultyClient(allot.store.endpoint, recorder);
+    const run = sweepNamespace({ table: new Table({ tableName: allot.table.tableName, client: sdk }) }, ns, {
+      graceMs: 0,
+      recheckMs: 3_600_000,
+      signal: stopping.signal,
+    });
+    // Once it goes quiet it has looked and is waiting: the abort comes then.
+    for (let calls = -1; recorder.calls.length !== calls;) {
+      calls = recorder.calls.length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    stopping.abort();
+    const report = await run;
+    sdk.destroy();
+    // Cut short as a spent budget is: it keeps its cursor, and the next run goes on from it to the end.
+    expect(report.complete).toBe(false);
+    expect(await allot.table.get(repairCursorKey(ns))).toBeDefined();
+    await drain();
+    expect((await recordedSweep(ns, { recheckMs: 0 })).report.complete).toBe(true);
+    expect(await violations(ns, ['p'])).toEqual([]);
+  });
 });

@@ -331,6 +331,8 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   const key = claimKeyOf(namespace, name);
   const current = await ctx.table.get<ClaimRecord>(key);
   if (current?.t !== 'claim') throw notFound('claims', name);
+  // A caller that read the claim first (Custom::AllotClaim) deletes only the claim it read.
+  checkUnchangedSince(request, () => claimObject(current));
   // A pool carved from the claim's value keeps it (api.md, "Pools"): delete that pool first.
   const [carving] = await ctx.table.carvings.of(namespace, name, 1);
   if (carving) {

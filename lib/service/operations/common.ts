@@ -25,7 +25,8 @@ export interface OperationRequest {
   body: unknown;
   /**
    * A PATCH's read of the object: the replace goes ahead only while the object is still as read (else
-   * `ChangedSinceRead`, and the PATCH reads again), and never creates one.
+   * `ChangedSinceRead`, and the PATCH reads again), and never creates one. A claim's delete takes it too
+   * (lib/service/claim-resource.ts deletes only the claim it read).
    */
   unchangedSince?: ApiObject;
   /** A watch: where its lines go and how long it lasts (operations/watch.ts). */
