@@ -210,10 +210,14 @@ async function serve(
     });
   }
   let history: StreamFeed | undefined;
-  if (options.stream !== false) {
+  // The history function's own client, as deployed (a function of its own): its writes, which follow
+  // every change a moment later, are not the stream's or the API's (tests count those by their client).
+  const historyClient = options.stream !== false ? store.client() : undefined;
+  if (historyClient) {
+    const historyTable = new Table({ tableName, client: historyClient });
     // The history's reader keeps no journal with dynalite: positions from before this start are gone.
-    if (store.kind === 'dynalite' && options.dataDir !== ':memory:') await restartHistories(table);
-    const historyHandler = createHistoryHandler({ table }, { prune: true });
+    if (store.kind === 'dynalite' && options.dataDir !== ':memory:') await restartHistories(historyTable);
+    const historyHandler = createHistoryHandler({ table: historyTable }, { prune: true });
     history = await store.startStream(tableName, {
       handler: (event) => historyHandler(event, fakeContext('allot-history')),
       reader: { name: 'history', filters: HISTORY_FILTER_PATTERNS },
@@ -280,7 +284,7 @@ async function serve(
           history,
           store,
           lock,
-          clients: [client, ...(apiClient ? [apiClient] : [])],
+          clients: [client, ...(historyClient ? [historyClient] : []), ...(apiClient ? [apiClient] : [])],
           // Asynchronous invocations under way (Lambda's Event, EventBridge's targets), within the stop's budget.
           invocations: (until) => awsApis.settle(Math.max(0, until - Date.now())),
         },
