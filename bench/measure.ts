@@ -56,6 +56,11 @@ export interface RequestRecord {
   attempts: number;
   /** From the command's send to its answer (the SDK's work both ways, the round trip, the store's work). */
   ms: number;
+  /** Item operations the store serves for it: the keys of a BatchGetItem, else 1. */
+  items: number;
+  /** When the command was sent and answered (performance.now()), to tell requests in flight together. */
+  sentAt: number;
+  answeredAt: number;
   writes: Write[];
   /** Partition-key values read (Get, Query). */
   reads: string[];
@@ -188,6 +193,15 @@ function describe(
       const pk = text((input.Key as Input).pk);
       return { writes: [], reads: pk === undefined ? [] : [pk], indexUnits: 0, failedUnits: 0 };
     }
+    case 'BatchGetItem': {
+      const reads: string[] = [];
+      for (const request of Object.values(input.RequestItems as Record<string, { Keys: Input[] }>))
+        for (const key of request.Keys) {
+          const pk = text(key.pk);
+          if (pk !== undefined) reads.push(pk);
+        }
+      return { writes: [], reads, indexUnits: 0, failedUnits: 0 };
+    }
     case 'Query': {
       const values = (input.ExpressionAttributeValues ?? {}) as Input;
       const key = text(values[':pk']) ?? text(values[':gpk']) ?? text(values[':wpk']);
@@ -228,14 +242,19 @@ export class Meter {
           conditionalFailure: false,
           attempts: 1,
           ms: 0,
+          items: operation === 'BatchGetItem' ? Math.max(1, described.reads.length) : 1,
+          sentAt: 0,
+          answeredAt: 0,
           writes: described.writes,
           reads: described.reads,
         };
         this.records.push(record);
         const sent = performance.now();
+        record.sentAt = sent;
         try {
           const result = await next({ ...args, input });
-          record.ms = performance.now() - sent;
+          record.answeredAt = performance.now();
+          record.ms = record.answeredAt - sent;
           const output = result.output as Input;
           record.attempts = (output.$metadata as { attempts?: number } | undefined)?.attempts ?? 1;
           record.reportedUnits = reportedUnits(output);
@@ -244,7 +263,8 @@ export class Meter {
             record.correctionUnits = input.ConsistentRead === true ? 1 : 0.5;
           return result;
         } catch (error) {
-          record.ms = performance.now() - sent;
+          record.answeredAt = performance.now();
+          record.ms = record.answeredAt - sent;
           const failure = error as { name?: string; $metadata?: { attempts?: number } };
           record.attempts = failure.$metadata?.attempts ?? 1;
           if (failure.name === 'ConditionalCheckFailedException') {
@@ -279,6 +299,22 @@ export interface Totals {
   conditionalFailures: number;
   errors: number;
   retries: number;
+}
+
+/**
+ * Sequential round trips: the longest chain of requests each sent after the one before it was answered,
+ * so requests in flight together (a Promise.all, a BatchGetItem's keys) count once. The greedy pick by
+ * earliest answer finds the longest such chain of intervals.
+ */
+export function roundTrips(records: readonly Pick<RequestRecord, 'sentAt' | 'answeredAt'>[]): number {
+  let count = 0;
+  let free = -Infinity;
+  for (const record of [...records].sort((a, b) => a.answeredAt - b.answeredAt)) {
+    if (record.sentAt < free) continue;
+    count++;
+    free = record.answeredAt;
+  }
+  return count;
 }
 
 export function totals(records: readonly RequestRecord[]): Totals {

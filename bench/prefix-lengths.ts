@@ -20,7 +20,7 @@ import { refreshPool } from '../lib/service/reconcile.ts';
 import type { SlotChange } from '../lib/service/tally.ts';
 import { memberId } from '../lib/service/tally-runs.ts';
 import { startInstance, type Instance } from './instance.ts';
-import { distribution, round, totals } from './measure.ts';
+import { distribution, round, roundTrips, totals } from './measure.ts';
 import { startStoreThread } from './store.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -87,10 +87,11 @@ class Pool {
       metadata: { name },
       spec: { poolRef: { kind: 'IPPrefixPool', name: this.name }, prefixLength },
     });
-    const sum = totals(instance.meter.since(mark));
+    const records = instance.meter.since(mark);
+    const sum = totals(records);
     const value = answer.body?.status?.value as string | undefined;
     if (value) this.changes.push(changeOf(value));
-    return { value, ...sum };
+    return { value, ...sum, roundTrips: roundTrips(records) };
   }
 }
 
@@ -162,6 +163,7 @@ for (const { fill, plan } of only === 'concurrent' ? [] : FILLS) {
     claims: CLAIMS,
     allocated: samples.filter((s) => s.value).length,
     requests: distribution(samples.map((s) => s.requests)),
+    roundTrips: distribution(samples.map((s) => s.roundTrips)),
     units: distribution(samples.map((s) => s.units)),
     conditionalFailuresPerClaim: round(samples.reduce((sum, s) => sum + s.conditionalFailures, 0) / CLAIMS),
     overlaps: overlapsAmong(values),
@@ -199,6 +201,7 @@ if (only !== 'fill') {
     claims: samples.length,
     allocated: values.length,
     requests: distribution(samples.map((s) => s.requests)),
+    roundTrips: distribution(samples.map((s) => s.roundTrips)),
     units: distribution(samples.map((s) => s.units)),
     conditionalFailuresPerClaim: round(
       samples.reduce((sum, s) => sum + s.conditionalFailures, 0) / samples.length,

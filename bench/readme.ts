@@ -14,6 +14,7 @@ interface Scenario {
   fill: number;
   pool: string;
   requestsPerClaim: Figure;
+  roundTripsPerClaim?: Figure;
   capacityPerClaim: Figure;
   claimsPerSecond: number;
   duplicates: number;
@@ -24,7 +25,9 @@ interface Scenario {
 interface Results {
   scenarios: Scenario[];
   exhaustedClaim: { requests: number };
-  repeatedClaim: { requests: number };
+  repeatedClaim: { requests: number; roundTrips?: number };
+  newClaimByPut?: PathFigure;
+  release?: PathFigure;
   rawConditionalPutsPerSecond: Record<string, number>;
   rawUnmeteredPutsPerSecond: Record<'allocation' | 'tiny', Record<string, number>>;
   efficiency: number;
@@ -34,6 +37,13 @@ interface Results {
   busiestKeyShare: number;
   perPoolCeilingClaimsPerSecond: number;
   bundles: { name: string; bytes: number; coldLoadMs: number }[];
+}
+
+interface PathFigure {
+  requests: Figure;
+  roundTrips: Figure;
+  units: Figure;
+  operations: string[];
 }
 
 const results = JSON.parse(readFileSync(new URL('./results.json', import.meta.url), 'utf8')) as Results;
@@ -52,10 +62,12 @@ for (const s of results.scenarios) {
     s.requestsPerClaim.median <= 5 &&
     s.capacityPerClaim.median <= 5 &&
     s.requestsPerClaim.p99 <= 10 &&
-    s.capacityPerClaim.p99 <= 10;
+    s.capacityPerClaim.p99 <= 10 &&
+    (s.roundTripsPerClaim?.median ?? Infinity) <= 3;
   rows.push([
     s.name.replace(/, 1 client$/, ''),
     `${s.requestsPerClaim.median} / ${s.requestsPerClaim.p99}`,
+    s.roundTripsPerClaim ? `${s.roundTripsPerClaim.median} / ${s.roundTripsPerClaim.p99}` : '—',
     `${s.capacityPerClaim.median} / ${s.capacityPerClaim.p99}`,
     String(Math.round(s.claimsPerSecond)),
     s.clients > 1 ? `${s.duplicates} / ${s.conditionalFailuresPerClaim}` : '',
@@ -63,6 +75,8 @@ for (const s of results.scenarios) {
   ]);
 }
 const concurrent = results.scenarios.find((s) => s.clients > 1)!;
+const pathFigures = (f: PathFigure) =>
+  `${f.requests.median} / ${f.requests.p99}; ${f.roundTrips.median} / ${f.roundTrips.p99}; ${f.units.median} / ${f.units.p99} (${f.operations.join(', ')})`;
 const oneClient = results.scenarios.find((s) => s.name === results.efficiencyOneClientScenario)!;
 const b = results.bundles;
 const empty = results.scenarios.find((s) => s.pool === 'index-2^8' && s.fill === 0)!;
@@ -86,6 +100,24 @@ const figures: string[][] = [
     `${results.repeatedClaim.requests} request${results.repeatedClaim.requests === 1 ? '' : 's'}`,
     `≤ 2 ${mark(results.repeatedClaim.requests <= 2)}`,
   ],
+  ...(results.newClaimByPut
+    ? [
+        [
+          'a new claim by PUT: requests, round trips, capacity units (median / p99)',
+          pathFigures(results.newClaimByPut),
+          `requests ≤ 5, round trips ≤ 3 ${mark(results.newClaimByPut.requests.median <= 5 && results.newClaimByPut.roundTrips.median <= 3)}`,
+        ],
+      ]
+    : []),
+  ...(results.release
+    ? [
+        [
+          'a release (DELETE of a claim): requests, round trips, capacity units',
+          pathFigures(results.release),
+          '—',
+        ],
+      ]
+    : []),
   [
     'duplicates, 32 concurrent instances',
     String(concurrent.duplicates),
@@ -107,7 +139,7 @@ const figures: string[][] = [
     '—',
   ],
   [
-    'efficiency (claims/s × requests/claim ÷ raw puts/s), 32 instances',
+    'efficiency (claims/s × item operations/claim ÷ raw puts/s; a BatchGetItem counts its keys), 32 instances',
     `${results.efficiency} (one client ${results.efficiencyOneClient})`,
     `≥ 0.7 ${mark(results.efficiency >= 0.7)}`,
   ],
@@ -193,6 +225,7 @@ interface PrefixRow {
   claims: number;
   allocated: number;
   requests: Figure & { max: number };
+  roundTrips?: Figure;
   units: Figure;
   conditionalFailuresPerClaim: number;
   overlaps: number;
@@ -202,6 +235,7 @@ const prefixRows = existsSync(prefixFile)
   ? (JSON.parse(readFileSync(prefixFile, 'utf8')) as { rows: PrefixRow[] }).rows.map((row) => [
       row.scenario.replace(/, 1 client$/, ''),
       `${row.requests.median} / ${row.requests.p99} (${row.requests.max})`,
+      row.roundTrips ? `${row.roundTrips.median} / ${row.roundTrips.p99}` : '—',
       `${row.units.median} / ${row.units.p99}`,
       `${row.allocated} of ${row.claims}`,
       `${row.conditionalFailuresPerClaim} / ${row.overlaps}`,
@@ -295,7 +329,15 @@ const section = [
   '<!-- bench:start (generated from bench/results.json by bench/readme.ts) -->',
   '',
   table(
-    ['scenario', 'requests', 'capacity units', 'claims/s', 'duplicates / cond. failures per claim', 'target'],
+    [
+      'scenario',
+      'requests',
+      'round trips',
+      'capacity units',
+      'claims/s',
+      'duplicates / cond. failures per claim',
+      'target',
+    ],
     rows,
   ),
   '',
@@ -315,6 +357,7 @@ const section = [
           [
             'scenario',
             'requests median / p99 (max)',
+            'round trips',
             'capacity units',
             'allocated',
             'failed cond. writes per claim / overlaps',

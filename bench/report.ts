@@ -53,6 +53,7 @@ export function scenarioChecks(scenario: ScenarioResult): Check[] {
   const checks = [
     check(`${scenario.name}: requests/claim median`, scenario.requestsPerClaim.median, '≤', 5),
     check(`${scenario.name}: requests/claim p99`, scenario.requestsPerClaim.p99, '≤', 10),
+    check(`${scenario.name}: round trips/claim median`, scenario.roundTripsPerClaim.median, '≤', 3),
     check(`${scenario.name}: capacity/claim median`, scenario.capacityPerClaim.median, '≤', 5),
     check(`${scenario.name}: capacity/claim p99`, scenario.capacityPerClaim.p99, '≤', 10),
     check(`${scenario.name}: claims not allocated`, scenario.notAllocated, '=', 0),
@@ -81,6 +82,8 @@ export interface Summary {
   scenarios: ScenarioResult[];
   exhausted: { requests: number };
   repeated: { requests: number };
+  /** New claims by PUT (bench/claim-path.ts). */
+  newByPut: { requests: { median: number }; roundTrips: { median: number } };
   efficiency: number;
   concentration: SpaceConcentration[];
   bundles: BundleResult[];
@@ -120,6 +123,8 @@ export function allChecks(summary: Summary): { perScenario: Map<string, Check[]>
   }
   overall.push(check('exhausted pool: requests of a new claim', summary.exhausted.requests, '≤', 5));
   overall.push(check('repeated claim: requests', summary.repeated.requests, '≤', 2));
+  overall.push(check('new claim by PUT: requests median', summary.newByPut.requests.median, '≤', 5));
+  overall.push(check('new claim by PUT: round trips median', summary.newByPut.roundTrips.median, '≤', 3));
   overall.push(check('efficiency (32 clients)', summary.efficiency, '≥', 0.7));
   for (const space of summary.concentration) {
     const target = `busiest key share, ${space.space} (max over 1-s windows)`;
@@ -167,6 +172,8 @@ export function scenarioTable(
     'claims',
     'req med',
     'req p99',
+    'rt med',
+    'rt p99',
     'cap med',
     'cap p99',
     'claims/s',
@@ -192,6 +199,8 @@ export function scenarioTable(
       String(scenario.claims),
       String(scenario.requestsPerClaim.median),
       String(scenario.requestsPerClaim.p99),
+      String(scenario.roundTripsPerClaim.median),
+      String(scenario.roundTripsPerClaim.p99),
       String(scenario.capacityPerClaim.median),
       String(scenario.capacityPerClaim.p99),
       String(scenario.claimsPerSecond),

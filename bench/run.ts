@@ -13,6 +13,7 @@ import { measureBundles, COLD_LOADS } from './bundles.ts';
 import { MIN_WINDOW_WRITES, PARTITION_WRITES_PER_SECOND, type SpaceConcentration } from './concentration.ts';
 import { BenchPool, FIRST_WINDOW, POOL_SHAPES, type Pattern } from './fill.ts';
 import { startInstance } from './instance.ts';
+import { pathFigure, putNewClaims, releaseClaims, type PathSample } from './claim-path.ts';
 import { median, round } from './measure.ts';
 import { rawAround, rawConditionalPuts, RAW_SECONDS, type RawResult } from './raw.ts';
 import { allChecks, check, describeCheck, scenarioTable } from './report.ts';
@@ -38,6 +39,8 @@ const FILLS = [0, 0.5, 0.9, 0.99];
 const PATTERNS: Pattern[] = ['first', 'random'];
 const EXHAUSTED_SAMPLES = 5;
 const REPEATED_SAMPLES = 10;
+/** New claims by PUT, and releases of claims, measured apart from the POST rows. */
+const PATH_SAMPLES = 50;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
 
@@ -65,6 +68,8 @@ const randomWindows: Record<string, number> = {};
 const scenarios: ScenarioResult[] = [];
 let exhausted: ClaimSample[] = [];
 let repeated: Awaited<ReturnType<typeof repeatedClaims>> = [];
+let putNew: PathSample[] = [];
+let released: PathSample[] = [];
 let fillSeconds = 0;
 /** Raw puts around the scenarios the efficiency compares them with (see rawAround). */
 const pairedRaw: Record<
@@ -117,6 +122,16 @@ for (const shape of POOL_SHAPES) {
           pool,
           run.samples.slice(0, REPEATED_SAMPLES).map((sample) => sample.name),
         );
+        putNew = await putNewClaims(
+          run.instance,
+          pool,
+          Array.from({ length: PATH_SAMPLES }, (_, i) => `${tag}-put-${i}`),
+        );
+        made.push(...putNew);
+        released = await releaseClaims(
+          run.instance,
+          run.samples.slice(0, PATH_SAMPLES).map((sample) => sample.name),
+        );
       }
       if (shape.label === 'index-2^8' && pattern === 'first' && fill === 0.99) {
         exhausted = await exhaustedClaims(env, pool, run.instance, `${tag}-exhausted`, EXHAUSTED_SAMPLES);
@@ -165,10 +180,12 @@ const concurrent = scenarios.find((scenario) => scenario.clients === CONCURRENT_
 const oneClient = scenarios.find(
   (scenario) => scenario.clients === 1 && efficiencyScenario(scenario.pool, scenario.pattern, scenario.fill),
 )!;
+// Item operations, not requests: a claim's BatchGetItem asks the store for two items, as two GetItems did,
+// and the raw puts it is compared with are one item each.
 const efficiency =
-  (concurrent.claimsPerSecond * concurrent.requestsPerClaim.median) / raw32.requestsPerSecond;
+  (concurrent.claimsPerSecond * concurrent.itemOperationsPerClaim.median) / raw32.requestsPerSecond;
 const efficiencyOneClient =
-  (oneClient.claimsPerSecond * oneClient.requestsPerClaim.median) / raw1.requestsPerSecond;
+  (oneClient.claimsPerSecond * oneClient.itemOperationsPerClaim.median) / raw1.requestsPerSecond;
 
 env.admin.destroy();
 env.stream.destroy();
@@ -195,7 +212,10 @@ const exhaustedFigure = {
   samples: exhausted.length,
   operations: exhausted[0]?.records.map((record) => record.operation) ?? [],
 };
+const newByPut = pathFigure(putNew);
+const release = pathFigure(released);
 const repeatedFigure = {
+  roundTrips: Math.max(...repeated.map((sample) => sample.roundTrips)),
   requests: Math.max(...repeated.map((sample) => sample.requests)),
   requestsMedian: median(repeated.map((sample) => sample.requests)),
   capacity: round(Math.max(...repeated.map((sample) => sample.units)), 3),
@@ -206,6 +226,7 @@ const { perScenario, overall } = allChecks({
   scenarios,
   exhausted: exhaustedFigure,
   repeated: repeatedFigure,
+  newByPut,
   efficiency,
   concentration: spaces,
   bundles,
@@ -220,7 +241,7 @@ const notes = [
   `Fills: allocation objects built with newAllocation for stand-in claims fill-<n> (uid random; the claim items are not written), written with Table.writeAllocations, then the stream's refreshPool with their slot changes. Fill levels grow (0 → 50% → 90% → 99%): the measured claims and their allocation objects are deleted between levels, so each level is exactly its fill. "first": ordinals [0, N); "random": a uniformly random N-subset (prefixes of one random permutation). N = floor(fill × total).`,
   `Pools of 2^8 and 2^16 values are materialised whole. index 2^32 and IPv6 /64: "first N" materialises only [N − ${FIRST_WINDOW}, N) and, after the stream's tally of the window, writes the counts it would hold for the whole fill (every value below N held, the hint at N; PoolCounts.allocated, a JS number, is capped at 2^53 − 2^20 for the /64); requestsOutsideWindow counts claim requests to blocks below the window (must be 0). "random": a fresh pool per level, with exactly floor(fill × W) values of the window [0, W) taken at random, W = claims ÷ (1 − fill) × ${RANDOM_WINDOW_FACTOR} rounded up to blocks of 64 (${JSON.stringify(randomWindows)}), so the window keeps more free values than the claims measured; the real refreshPool tallies it, so the pool's counts (allocated, held) are the window's while the search hint is what a whole-pool fill gives; requestsOutsideWindow counts claim requests to blocks past the window (must be 0).`,
   `Write concentration (32-client scenario): writes by partition-key value per key space (table pk; allocations index gpk; waiting index wpk), in 1-second windows by send time, from the claim handlers and the stream's refresh; a failed conditional put counts as a table write (the partition served it) but not an index write. Windows with fewer than ${MIN_WINDOW_WRITES} writes in a key space are ignored. Ceiling per key space = ${PARTITION_WRITES_PER_SECOND} ÷ (busiest share × that space's writes per claim) claims/s; perPoolCeilingClaimsPerSecond is the lowest over the key spaces.`,
-  `Raw conditional puts: PutItem with attribute_not_exists(pk) of fresh unique keys, same table and store, ${RAW_SECONDS} s each, with 1 and ${CONCURRENT_CLIENTS} clients (each its own SDK client), after one warm-up put per client. The item is exactly the allocation object a claim puts (Table.putAllocation: its record, key and allocations-index attributes), so each raw put asks of the store what a claim's put does. The clients carry the same counting middleware as the claims' clients (it adds ReturnConsumedCapacity and records each request), so both sides of the ratio pay for the benchmark's bookkeeping alike. This machine's speed drifts (a shared host: raw rates varied by 1.5× between runs minutes apart), so the baseline is taken just before and just after the scenario it is compared with, and their mean is used. Efficiency = claims/s × median requests/claim ÷ raw puts/s (32 clients: the 32-client scenario; one client: index 2^16, 50% random, 1 client). rawUnmeteredPutsPerSecond: the same puts without the middleware, and tiny items {pk, sk, t}, at the end of the run, for reference.`,
+  `Raw conditional puts: PutItem with attribute_not_exists(pk) of fresh unique keys, same table and store, ${RAW_SECONDS} s each, with 1 and ${CONCURRENT_CLIENTS} clients (each its own SDK client), after one warm-up put per client. The item is exactly the allocation object a claim puts (Table.putAllocation: its record, key and allocations-index attributes), so each raw put asks of the store what a claim's put does. The clients carry the same counting middleware as the claims' clients (it adds ReturnConsumedCapacity and records each request), so both sides of the ratio pay for the benchmark's bookkeeping alike. This machine's speed drifts (a shared host: raw rates varied by 1.5× between runs minutes apart), so the baseline is taken just before and just after the scenario it is compared with, and their mean is used. Efficiency = claims/s × median item operations/claim (requests, a BatchGetItem counting its keys: the items the store serves, as a raw put is one) ÷ raw puts/s (32 clients: the 32-client scenario; one client: index 2^16, 50% random, 1 client). rawUnmeteredPutsPerSecond: the same puts without the middleware, and tiny items {pk, sk, t}, at the end of the run, for reference.`,
   `Bundles: npx cdk synth --quiet into a temporary folder, each AWS::Lambda::Function's asset (Metadata aws:asset:path)/index.mjs. Cold load: the import of the bundle in a fresh node process (${process.version}, ${os.arch()}; Lambda runs nodejs24.x on arm64), timed inside that process, median of ${COLD_LOADS}, with the function's environment as deployed (NODE_OPTIONS=--enable-source-maps); coldLoadWithoutSourceMapsMs without it. KB = 1000 bytes.`,
 ];
 
@@ -242,6 +263,8 @@ const results = {
   scenarios,
   exhaustedClaim: exhaustedFigure,
   repeatedClaim: repeatedFigure,
+  newClaimByPut: newByPut,
+  release,
   rawConditionalPutsPerSecond: { '1': raw1.requestsPerSecond, '32': raw32.requestsPerSecond },
   rawUnmeteredPutsPerSecond: {
     allocation: { '1': plain1.requestsPerSecond, '32': plain32.requestsPerSecond },
@@ -280,14 +303,18 @@ out.push(
 out.push(
   `Repeated claim (PUT, same name and spec, already allocated): ${repeatedFigure.requests} requests, ${repeatedFigure.capacity} capacity units; status ${repeatedFigure.statuses.join(', ')}`,
 );
+const pathLine = (figure: typeof release) =>
+  `requests ${figure.requests.median} / ${figure.requests.p99}, round trips ${figure.roundTrips.median} / ${figure.roundTrips.p99}, capacity units ${figure.units.median} / ${figure.units.p99} (median / p99 of ${figure.samples}; ${figure.operations.join(', ')}); status ${figure.statuses.join(', ')}`;
+out.push(`New claim by PUT: ${pathLine(newByPut)}`);
+out.push(`Release (DELETE of a claim): ${pathLine(release)}`);
 out.push(
   `Raw conditional puts/s (the allocation object a claim puts, counted as claims are, around the scenarios compared): 1 client ${raw1.requestsPerSecond} (${raw1.before.requestsPerSecond} before, ${raw1.after.requestsPerSecond} after), ` +
     `${CONCURRENT_CLIENTS} clients ${raw32.requestsPerSecond} (${raw32.before.requestsPerSecond} before, ${raw32.after.requestsPerSecond} after); ` +
     `unmetered, at the end: ${plain1.requestsPerSecond} / ${plain32.requestsPerSecond}, tiny items {pk, sk, t} ${tiny1.requestsPerSecond} / ${tiny32.requestsPerSecond}`,
 );
 out.push(
-  `Efficiency (${CONCURRENT_CLIENTS} clients): ${concurrent.claimsPerSecond} claims/s × ${concurrent.requestsPerClaim.median} requests ÷ ${raw32.requestsPerSecond} = ${round(efficiency, 3)}; ` +
-    `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.requestsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}`,
+  `Efficiency (${CONCURRENT_CLIENTS} clients): ${concurrent.claimsPerSecond} claims/s × ${concurrent.itemOperationsPerClaim.median} item operations (${concurrent.requestsPerClaim.median} requests) ÷ ${raw32.requestsPerSecond} = ${round(efficiency, 3)}; ` +
+    `one client (${oneClient.name}): ${oneClient.claimsPerSecond} × ${oneClient.itemOperationsPerClaim.median} ÷ ${raw1.requestsPerSecond} = ${round(efficiencyOneClient, 3)}`,
 );
 const timeLine = (scenario: ScenarioResult, raw: { before: RawResult; after: RawResult }) => {
   const time = scenario.time;

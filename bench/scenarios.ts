@@ -7,7 +7,15 @@ import { performance } from 'node:perf_hooks';
 import { concentration, type SpaceConcentration } from './concentration.ts';
 import { BenchPool, type Materialised, type Pattern } from './fill.ts';
 import { claimBody, startInstance, type Instance } from './instance.ts';
-import { distribution, round, totals, unitsOf, type Distribution, type RequestRecord } from './measure.ts';
+import {
+  distribution,
+  round,
+  roundTrips,
+  totals,
+  unitsOf,
+  type Distribution,
+  type RequestRecord,
+} from './measure.ts';
 
 /** Claims measured per one-client scenario (fewer where the pool has fewer free values). */
 export const CLAIMS_PER_SCENARIO = 200;
@@ -36,6 +44,10 @@ export interface ClaimSample {
   reason?: string;
   status: number;
   requests: number;
+  /** Sequential round trips to the store (requests in flight together count once; measure.ts). */
+  roundTrips: number;
+  /** Item operations the store served (a BatchGetItem counts its keys). */
+  itemOperations: number;
   units: number;
   conditionalFailures: number;
   errors: number;
@@ -55,6 +67,13 @@ export interface ScenarioResult {
   variant?: string;
   claims: number;
   requestsPerClaim: Distribution;
+  /** Sequential round trips per claim (requests in flight together count once). */
+  roundTripsPerClaim: Distribution;
+  /**
+   * Item operations per claim (a BatchGetItem counts its keys): what the efficiency compares with raw
+   * puts, one item each.
+   */
+  itemOperationsPerClaim: Distribution;
   capacityPerClaim: Distribution;
   claimsPerSecond: number;
   duplicates: number;
@@ -81,7 +100,8 @@ export interface ScenarioResult {
   capacityByOperation: Record<string, number>;
   /**
    * Where a claim's time goes (means, ms): the whole claim through the handler; the part spent in its
-   * SDK calls (send to answer: the SDK's work, the round trip and the store's work); the rest, which is
+   * SDK calls (send to answer: the SDK's work, the round trip and the store's work; calls in flight
+   * together counted once); the rest, which is
    * the handler's own; and each operation's mean per request. With 32 clients, waits for the one core
    * the clients share are in both parts.
    */
@@ -124,6 +144,8 @@ export async function claimOnce(instance: Instance, pool: BenchPool, name: strin
     reason: answer.body?.status?.conditions?.[0]?.reason as string | undefined,
     status: answer.status,
     requests: sum.requests,
+    roundTrips: roundTrips(records),
+    itemOperations: records.reduce((total, record) => total + record.items, 0),
     units: sum.units,
     conditionalFailures: sum.conditionalFailures,
     errors: sum.errors,
@@ -157,12 +179,22 @@ function perOperation(samples: readonly ClaimSample[], figure: (record: RequestR
   );
 }
 
+/** The time some request of the claim was in flight (requests in flight together count once). */
+function inFlightMs(records: readonly RequestRecord[]): number {
+  let total = 0;
+  let until = -Infinity;
+  for (const record of [...records].sort((a, b) => a.sentAt - b.sentAt)) {
+    const from = Math.max(record.sentAt, until);
+    if (record.answeredAt > from) total += record.answeredAt - from;
+    until = Math.max(until, record.answeredAt);
+  }
+  return total;
+}
+
 function timeOf(samples: readonly ClaimSample[]): ScenarioResult['time'] {
   const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const claimMs = mean(samples.map((sample) => sample.ms));
-  const inRequestsMs = mean(
-    samples.map((sample) => sample.records.reduce((sum, record) => sum + record.ms, 0)),
-  );
+  const inRequestsMs = mean(samples.map((sample) => inFlightMs(sample.records)));
   const byOperation = new Map<string, number[]>();
   for (const record of samples.flatMap((sample) => sample.records)) {
     const list = byOperation.get(record.operation) ?? [];
@@ -230,6 +262,8 @@ function summarise(
     clients,
     claims: samples.length,
     requestsPerClaim: distribution(samples.map((sample) => sample.requests)),
+    roundTripsPerClaim: distribution(samples.map((sample) => sample.roundTrips)),
+    itemOperationsPerClaim: distribution(samples.map((sample) => sample.itemOperations)),
     capacityPerClaim: distribution(samples.map((sample) => sample.units)),
     claimsPerSecond: round(claimsPerSecond, 1),
     duplicates: duplicatesOf(pool, samples),
@@ -428,12 +462,19 @@ export async function exhaustedClaims(
 
 /** Scenario 3b: PUT of claims that exist, with the same spec. */
 export async function repeatedClaims(instance: Instance, pool: BenchPool, names: readonly string[]) {
-  const samples: { name: string; status: number; requests: number; units: number }[] = [];
+  const samples: { name: string; status: number; requests: number; roundTrips: number; units: number }[] = [];
   for (const name of names) {
     const mark = instance.meter.mark();
     const answer = await instance.call('PUT', `claims/${name}`, claimBody(name, pool.ref));
-    const sum = totals(instance.meter.since(mark));
-    samples.push({ name, status: answer.status, requests: sum.requests, units: sum.units });
+    const records = instance.meter.since(mark);
+    const sum = totals(records);
+    samples.push({
+      name,
+      status: answer.status,
+      requests: sum.requests,
+      roundTrips: roundTrips(records),
+      units: sum.units,
+    });
   }
   return samples;
 }

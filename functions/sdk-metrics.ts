@@ -1,6 +1,7 @@
 /**
  * Counts the ConditionalCheckFailedExceptions a DynamoDB client sees: each is a race a claim lost (or a
- * stale write refused), the figure that says how contended a pool is. An SDK middleware on the function's
+ * stale write refused, or a PUT's create that found its claim already there), the figure that says how
+ * contended a pool is. An SDK middleware on the function's
  * own client, so lib/ stays free of metrics.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';

@@ -67,6 +67,11 @@ type UpdateIndexes = (
   callback: (error?: Error | null) => void,
 ) => void;
 
+type CheckConditional = (
+  data: { ReturnValuesOnConditionCheckFailure?: string },
+  existingItem: Image | undefined,
+) => (Error & { body?: Record<string, unknown> }) | null | undefined;
+
 let patched = false;
 
 /** Wraps dynalite's store factory once, so each store reports its item changes to its own listeners. */
@@ -76,8 +81,24 @@ function patchDynalite(): void {
   const db = require('dynalite/db') as {
     create: (options: DynaliteOptions) => DynaliteStore;
     updateIndexes: UpdateIndexes;
+    checkConditional: CheckConditional;
   };
   const create = db.create;
+  // A write whose condition fails answers the item it failed on when asked to (the request's
+  // ReturnValuesOnConditionCheckFailure: ALL_OLD), as DynamoDB and DynamoDB Local do and dynalite does not
+  // (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html): a claim's create
+  // that finds its name taken learns what holds it without a read (service/operations/claims.ts).
+  for (const action of ['putItem', 'updateItem', 'deleteItem']) {
+    const { types } = require(`dynalite/validations/${action}`) as { types: Record<string, unknown> };
+    types.ReturnValuesOnConditionCheckFailure = { type: 'String', enum: ['ALL_OLD', 'NONE'] };
+  }
+  const checkConditional = db.checkConditional;
+  db.checkConditional = (data, existingItem) => {
+    const failure = checkConditional(data, existingItem);
+    if (failure?.body && existingItem && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD')
+      failure.body.Item = existingItem;
+    return failure;
+  };
   // Every write action (put, update, delete, batch) calls updateIndexes with the old and new item under
   // the key's lock, just before it writes the item: the one place a write can be held back.
   const updateIndexes = db.updateIndexes;

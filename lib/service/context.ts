@@ -2,6 +2,7 @@
  * What every service operation runs with: the table, a clock, a random source, and the search memory
  * of one handler instance (each Lambda instance has its own).
  */
+import type { PoolRecord } from '../domain/records.ts';
 import type { Table } from '../store/table.ts';
 
 export interface ClaimContext {
@@ -23,6 +24,11 @@ export interface ClaimContext {
     string,
     { epoch: string | undefined; runs: { first: bigint; last: bigint; at: number }[] }
   >;
+  /**
+   * Per pool key, the pool as this instance's last claim read it: which group summary the next claim
+   * reads beside the pool (claim-reads.ts). Never what a claim is decided on.
+   */
+  poolsRead?: Map<string, PoolRecord>;
   /** Per pool, until when this instance spreads its searches after losing a race (see isContended). */
   contendedUntil?: Map<string, { until: number; spell: number }>;
   /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */

@@ -5,8 +5,8 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext, SUMMARY_SPAN, type AllocationPort } from '../domain/allocate.ts';
-import { ordinalOf, spanStartOrdinal, type Segment } from '../domain/candidates.ts';
+import { allocateNext, type AllocationPort } from '../domain/allocate.ts';
+import { ordinalOf, runsFrom, type Segment } from '../domain/candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../domain/kinds.ts';
 import { allocationRefOf, condition, spaceOf, timestamp } from '../domain/objects.ts';
 import type {
@@ -18,12 +18,26 @@ import type {
 } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
 import type { ClaimContext } from './context.ts';
-import { familyOf, type ParsedValue } from '../domain/values.ts';
+import { familyOf, type ParsedValue, type PoolSpace } from '../domain/values.ts';
 import { ConditionFailedError } from '../store/client.ts';
-import { GROUP_BITS, allocationKey, poolKeyOf, type PoolId } from '../store/keys.ts';
+import { GROUP_BITS, allocationKey, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
 import { isHeld, type Stored } from '../store/items.ts';
 import { isRanged } from '../domain/prefix-pools.ts';
 import { decideRanged, type RangedParts } from './prefix-search.ts';
+import {
+  adjustSpread,
+  frontierKey,
+  hintOf,
+  isContended,
+  markContended,
+  rememberFrontier,
+  rememberTaken,
+  searchStart,
+  spreadPoint,
+  summarised,
+} from './search-memory.ts';
+
+export { hintOf, summarised } from './search-memory.ts';
 
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
   /** An allocation object this attempt created or bound, to undo if the settle loses. */
@@ -162,6 +176,64 @@ export interface Decision {
   collisions: number;
 }
 
+/** A group summary's bitmap read before the decision, beside the pool (claim-reads.ts). */
+export interface PrefetchedSummary {
+  group: GroupRef;
+  bits: Uint8Array;
+}
+
+export interface DecideOptions {
+  /** Used for the search's first summary read when it is of this group; read again otherwise. */
+  prefetched?: PrefetchedSummary;
+  /** The random pick of a contended search's first span, drawn before `prefetched` was chosen. */
+  draw?: number;
+}
+
+/** Where a search over a pool of one length starts (undefined: past the last candidate). */
+function searchOrigin(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  pool: PoolRecord,
+  space: PoolSpace,
+  segments: readonly Segment[],
+  draw?: number,
+) {
+  const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
+  const start = unrestricted ? searchStart(ctx, pool) : 0n;
+  if (start >= space.total && unrestricted) return undefined;
+  const poolContended = isContended(ctx, pool);
+  const contended = unrestricted && poolContended;
+  const spreadStart = (at?: number) => spreadPoint(ctx, pool, segments, start, space.total, at);
+  return {
+    unrestricted,
+    start,
+    poolContended,
+    contended,
+    spreadStart,
+    from: contended ? spreadStart(draw) : start,
+  };
+}
+
+/**
+ * The group summary a new claim's search in `pool` reads first, if it reads one, so that the claim's
+ * reads fetch it beside the pool (claim-reads.ts): the same start as decide's, from the same `draw`.
+ */
+export function firstSummaryOf(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  pool: PoolRecord,
+  draw: number,
+): GroupRef | undefined {
+  if (!summarised(pool) || claim.spec.value !== undefined) return undefined;
+  const space = spaceOf(pool);
+  if (isRanged(space)) return undefined;
+  const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
+  if ('causes' in restricted) return undefined;
+  const origin = searchOrigin(ctx, claim, pool, space, restricted.segments, draw);
+  const run = origin && runsFrom(restricted.segments, origin.from).next();
+  return run && !run.done ? { family: familyOf(space), group: run.value.first >> GROUP_BITS } : undefined;
+}
+
 /**
  * Decides a claim's outcome against its pool, creating or binding an allocation object when one is to
  * be had. `offers` are allocation objects offered to the claim name (from its stub).
@@ -171,6 +243,7 @@ export async function decide(
   claim: ClaimRecord,
   pool: PoolRecord | undefined,
   offers: readonly ItemKey[] = [],
+  options: DecideOptions = {},
 ): Promise<Decision> {
   const now = (ctx.now ?? timestamp)();
   const ref = claim.spec.poolRef;
@@ -257,15 +330,16 @@ export async function decide(
     };
   }
 
-  const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
-  const start = unrestricted ? searchStart(ctx, pool) : 0n;
-  if (start >= space.total && unrestricted) {
+  const origin = searchOrigin(ctx, claim, pool, space, restricted.segments, options.draw);
+  if (!origin) {
     return {
       outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now),
       collisions: 0,
     };
   }
+  const { unrestricted, start, poolContended, contended, spreadStart, from } = origin;
   const family = familyOf(space);
+  let prefetched = options.prefetched;
   const port: AllocationPort = {
     heldSlots: (first, last, limit) =>
       ctx.table.heldSlots(poolId, info.allocationKind, family, first, last, limit),
@@ -275,13 +349,18 @@ export async function decide(
       ? undefined
       : async (first) => {
           const group = { family, group: first >> GROUP_BITS };
-          const bits = await ctx.table.summaries.readGroupBits(poolId, group);
+          // The summary read beside the pool serves the search's first summary read, if of its group.
+          const ready = prefetched;
+          prefetched = undefined;
+          const bits =
+            ready && ready.group.family === family && ready.group.group === group.group
+              ? ready.bits
+              : await ctx.table.summaries.readGroupBits(poolId, group);
           const from = Number(first - (group.group << GROUP_BITS));
           return (offset) => isHeld(bits, from + offset);
         },
     tryCreate,
   };
-  const poolContended = isContended(ctx, pool);
   const search = (from: bigint, contended: boolean, stopAtCollision = false) =>
     allocateNext(restricted.segments, (slot) => space.valueAt(slot), port, {
       from,
@@ -290,9 +369,6 @@ export async function decide(
       contended,
       tookRecently: (slot) => ctx.recentlyTaken?.get(pool.metadata.uid)?.includes(slot) ?? false,
     });
-  const contended = unrestricted && poolContended;
-  const spreadStart = () => spreadPoint(ctx, pool, restricted.segments, start, space.total);
-  const from = contended ? spreadStart() : start;
   // A lone caller's first lost race shows others are claiming here: spread at once rather than try the
   // same block's next free slots, which the others are trying too.
   let next = await search(from, poolContended, unrestricted && !contended);
@@ -357,134 +433,6 @@ function rangedParts(
     contended: isContended(ctx, pool),
     markContended: () => markContended(ctx, pool),
   };
-}
-
-/**
- * Contention: an instance whose put lost a race knows other callers are claiming from the same pool
- * right now. For a short while it picks at random among the free values of a span (a summary's 4096
- * slots) chosen at random among the next few from the hint, instead of taking the lowest free one, so
- * concurrent callers stop colliding (the contract asks lowest-first of a lone caller only; the holes left
- * behind go to the next claims once it is calm).
- */
-// Long enough to span several claims of a busy instance, short enough that a lone caller soon gets the
-// lowest free value again. Jittered, so instances that raced together do not all come back together;
-// doubled (up to a minute) for an instance that races again soon after its last spell ended.
-const CONTENTION_MS = 5000;
-const CONTENTION_MAX_MS = 60_000;
-/**
- * How many spans a contended search chooses among: it starts at one and follows what the searches see at
- * the hint. Callers picking at random take the free values of the spans they choose, while the hint
- * stays below them at the lowest hole; when the span at the hint is found less than a quarter free, it is
- * crowded, and the next searches spread over twice as many spans (more than half free: half as many).
- */
-const SPREAD_SPANS_MAX = 64;
-const CROWDED_SHARE = 0.25;
-const ROOMY_SHARE = 0.5;
-
-/** Contention is a pool's: a race lost in one pool says nothing about callers of another. */
-function isContended(ctx: ClaimContext, pool: PoolRecord): boolean {
-  const contention = ctx.contendedUntil?.get(pool.metadata.uid);
-  if (contention !== undefined && Date.now() < contention.until) return true;
-  // Another instance lost a race here a moment ago (the stream function passes it on through the counts).
-  const until = pool.counts?.contendedUntil;
-  return until !== undefined && Date.now() < Date.parse(until);
-}
-
-function markContended(ctx: ClaimContext, pool: PoolRecord): void {
-  const pools = (ctx.contendedUntil ??= new Map());
-  if (pools.size > 10_000) pools.clear();
-  const now = Date.now();
-  const last = pools.get(pool.metadata.uid);
-  // Racing again soon after a spell ended: the callers are still there, so a longer spell.
-  const again = last !== undefined && now >= last.until && now < last.until + 2 * last.spell;
-  const spell =
-    last && now < last.until
-      ? last.spell
-      : again
-        ? Math.min(last!.spell * 2, CONTENTION_MAX_MS)
-        : CONTENTION_MS;
-  const jitter = 1 + (ctx.random ?? Math.random)();
-  pools.set(pool.metadata.uid, { until: now + spell * jitter, spell });
-}
-
-/** Where a contended search starts: the hint, or the first candidate of one of the next spans, at random. */
-function spreadPoint(
-  ctx: ClaimContext,
-  pool: PoolRecord,
-  segments: readonly Segment[],
-  start: bigint,
-  total: bigint,
-): bigint {
-  const ahead = (total - start + SUMMARY_SPAN - 1n) / SUMMARY_SPAN;
-  const width = BigInt(ctx.spreadSpans?.get(pool.metadata.uid) ?? 1);
-  const spans = ahead < width ? ahead : width;
-  const pick = BigInt(Math.floor((ctx.random ?? Math.random)() * Number(spans)));
-  if (pick === 0n) return start;
-  const first = spanStartOrdinal(segments, start + pick * SUMMARY_SPAN, SUMMARY_SPAN);
-  return first !== undefined && first > start ? first : start;
-}
-
-function adjustSpread(ctx: ClaimContext, pool: PoolRecord, hintSpanFree: number): void {
-  const widths = (ctx.spreadSpans ??= new Map());
-  if (widths.size > 10_000) widths.clear();
-  const width = widths.get(pool.metadata.uid) ?? 1;
-  if (hintSpanFree < CROWDED_SHARE) widths.set(pool.metadata.uid, Math.min(width * 2, SPREAD_SPANS_MAX));
-  else if (hintSpanFree > ROOMY_SHARE && width > 1) widths.set(pool.metadata.uid, width / 2);
-}
-
-/**
- * Where this instance starts looking: the pool's hint (the stream function's lowest maybe-free position),
- * or past what this instance itself found held since values were last freed. A recount that saw a value
- * freed writes a new epoch, which drops the memory, so a lone caller still gets the lowest free candidate
- * after a release.
- */
-export function hintOf(pool: PoolRecord): bigint {
-  const counts = pool.counts;
-  return counts && counts.generation === pool.metadata.generation ? BigInt(counts.searchFrom) : 0n;
-}
-
-/** Whether the stream function has counted the pool as it now is, so its summaries describe it. */
-export function summarised(pool: PoolRecord): boolean {
-  return pool.counts !== undefined && pool.counts.generation === pool.metadata.generation;
-}
-
-/**
- * The memory is good until values may have been freed (a new epoch) or the spec changes; a pool of a
- * range of prefix lengths keeps one per length.
- */
-function frontierKey(pool: PoolRecord, length?: number): string {
-  const key = `${pool.metadata.uid}/${pool.metadata.generation}/${pool.counts?.epoch ?? pool.counts?.revision ?? '-'}`;
-  return length === undefined ? key : `${key}/${length}`;
-}
-
-function searchStart(ctx: ClaimContext, pool: PoolRecord): bigint {
-  const hint = hintOf(pool);
-  const frontier = ctx.frontiers?.get(frontierKey(pool));
-  return frontier !== undefined && frontier > hint ? frontier : hint;
-}
-
-/**
- * The values this instance took last in a pool: the summary (kept by the stream) may not show them yet,
- * and losing a put to one of them is no sign of other callers.
- */
-const RECENTLY_TAKEN = 256;
-
-function rememberTaken(ctx: ClaimContext, pool: PoolRecord, slot: bigint): void {
-  const pools = (ctx.recentlyTaken ??= new Map());
-  if (pools.size > 10_000) pools.clear();
-  const slots = pools.get(pool.metadata.uid) ?? [];
-  slots.push(slot);
-  if (slots.length > RECENTLY_TAKEN) slots.shift();
-  pools.set(pool.metadata.uid, slots);
-}
-
-/** Everything from the hint up to `after` was held when this instance looked: start past it next time. */
-function rememberFrontier(ctx: ClaimContext, pool: PoolRecord, after: bigint, length?: number): void {
-  const frontiers = (ctx.frontiers ??= new Map());
-  const key = frontierKey(pool, length);
-  if ((frontiers.get(key) ?? -1n) >= after) return;
-  if (frontiers.size > 10_000) frontiers.clear();
-  frontiers.set(key, after);
 }
 
 /**

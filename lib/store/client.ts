@@ -8,6 +8,7 @@ import {
   type DynamoDBClientConfig,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   PutCommand,
@@ -15,12 +16,27 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { ItemKey } from '../domain/records.ts';
 import type { Item } from './items.ts';
 
-/** A conditional write lost: the item is not in the state the write expected. */
+/**
+ * A conditional write lost: the item is not in the state the write expected. `item` is the item it
+ * failed on, when the write asked for it (ReturnValuesOnConditionCheckFailure) and the store sent it.
+ */
 export class ConditionFailedError extends Error {
   override readonly name = 'ConditionFailedError';
+  constructor(
+    message: string,
+    readonly item?: Item,
+  ) {
+    super(message);
+  }
 }
+
+/** BatchGetItem takes at most this many keys a request. */
+const BATCH_GET_MAX = 100;
+const BATCH_GET_ATTEMPTS = 6;
 
 export interface TableOptions {
   tableName: string;
@@ -54,6 +70,31 @@ export class TableClient {
     }
   }
 
+  /**
+   * Several items in one BatchGetItem (requests in flight together cost one round trip; each item is
+   * billed as its own GetItem would be), in the order of `keys`; undefined where none. Keys the store
+   * left unprocessed (throttled) are asked for again after a back-off, as AWS advises for BatchGetItem.
+   */
+  async getMany(keys: readonly ItemKey[], consistent: boolean): Promise<(Item | undefined)[]> {
+    if (keys.length > BATCH_GET_MAX) throw new Error(`at most ${BATCH_GET_MAX} keys a BatchGetItem`);
+    const found = new Map<string, Item>();
+    const id = (key: { pk?: unknown; sk?: unknown }) => `${String(key.pk)}\u0000${String(key.sk)}`;
+    let pending: ItemKey[] = [...keys];
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= BATCH_GET_ATTEMPTS)
+        throw new Error(`BatchGetItem left keys unprocessed ${attempt} times`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      const result = await this.doc.send(
+        new BatchGetCommand({
+          RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } },
+        }),
+      );
+      for (const item of result.Responses?.[this.tableName] ?? []) found.set(id(item), item);
+      pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as ItemKey[];
+    }
+    return keys.map((key) => found.get(id(key)));
+  }
+
   /** Every item a Query matches, page after page. */
   async *pages(input: QueryCommandInput): AsyncGenerator<Item> {
     let start: Item | undefined;
@@ -66,5 +107,6 @@ export class TableClient {
 }
 
 export function conditionFailed(error: unknown): unknown {
-  return error instanceof ConditionalCheckFailedException ? new ConditionFailedError(error.message) : error;
+  if (!(error instanceof ConditionalCheckFailedException)) return error;
+  return new ConditionFailedError(error.message, error.Item ? (unmarshall(error.Item) as Item) : undefined);
 }

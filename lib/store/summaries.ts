@@ -58,6 +58,19 @@ export class Summaries {
   }
 
   /**
+   * Another item and a group's bitmap in one BatchGetItem, eventually consistent (a claim's pool and the
+   * summary its search reads first: one round trip, each billed as its own GetItem would be).
+   */
+  async readWithGroupBits(
+    other: ItemKey,
+    pool: PoolId,
+    ref: GroupRef,
+  ): Promise<{ item: Item | undefined; bits: Uint8Array }> {
+    const [item, group] = await this.io.getMany([other, groupKey(pool, ref)], false);
+    return { item, bits: summaryOf(group).bits };
+  }
+
+  /**
    * Writes a group's bits and the markers of the changes that made them, in one write, if the group is
    * still at `version` (several batches may write one group); false when another write came first.
    */

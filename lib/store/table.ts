@@ -58,7 +58,7 @@ export class Table extends TableClient {
   /**
    * Creates a pool or claim. The condition: no item under the key, or only a claim stub (offers waiting
    * for this claim name). Returns the stub it replaced, if any; throws ConditionFailedError when an
-   * object exists.
+   * object exists, with that object when the store sends it back (DynamoDB does).
    */
   async createObject(key: ItemKey, record: PoolRecord | ClaimRecord): Promise<ClaimStubRecord | undefined> {
     try {
@@ -69,6 +69,8 @@ export class Table extends TableClient {
           ConditionExpression: 'attribute_not_exists(pk) OR t = :stub',
           ExpressionAttributeValues: { ':stub': 'stub' },
           ReturnValues: 'ALL_OLD',
+          // What holds the name, when one does, comes back with the failure (ConditionFailedError.item).
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return result.Attributes as ClaimStubRecord | undefined;

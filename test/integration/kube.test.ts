@@ -263,3 +263,40 @@ describe('PATCH (merge patch)', () => {
     await eventually(async () => expect((await call('GET', 'indices/asn-64530')).status).toBe(404));
   });
 });
+
+describe('a list across every namespace', () => {
+  it('finds claims in namespaces that have no pool, whichever way the claim was made', async () => {
+    const suffix = Math.random().toString(36).slice(2, 8);
+    // No pool in any of these: a claim that fits any pool (written beside the pool's read), one with a
+    // value (checked against the pool first), and one naming no kind of pool at all (PoolRefInvalid).
+    const made = [
+      [`np-any-${suffix}`, claim('c1', { kind: 'IndexPool', name: 'none' })],
+      [
+        `np-value-${suffix}`,
+        {
+          ...claim('c2', { kind: 'IndexPool', name: 'none' }),
+          spec: { poolRef: { kind: 'IndexPool', name: 'none' }, value: 7 },
+        },
+      ],
+      [`np-invalid-${suffix}`, claim('c3', { kind: 'Pod', name: 'none' })],
+    ] as const;
+    for (const [namespace, body] of made) {
+      const response = await fetch(`${allot.url}/apis/${API_VERSION}/namespaces/${namespace}/claims`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status, namespace).toBe(201);
+    }
+    // Right after the answers, as a client that lists next sees it.
+    const listed = (await (await fetch(`${allot.url}/apis/${API_VERSION}/claims?limit=1000`)).json()) as any;
+    const found = listed.items.map((item: any) => [item.metadata.namespace, item.metadata.name]);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        [`np-any-${suffix}`, 'c1'],
+        [`np-value-${suffix}`, claim('c2', { kind: 'IndexPool', name: 'none' }, { value: 7 })],
+        [`np-invalid-${suffix}`, 'c3'],
+      ]),
+    );
+  });
+});

@@ -492,8 +492,9 @@ async function drain(run: Run, model: Model): Promise<void> {
   world.setFaultRate(0);
   run.clock.passHandlerDeadline();
   await world.queue.drain(world.streamHandler, world.random);
-  if (REPAIR && world.queue.lost > 0) {
-    // Records were lost for good: the sweep finds what they left behind, past its grace period, and the
+  if (REPAIR && world.needsSweeps) {
+    // Records were lost for good, or a sweep died part way (what it left half done is the next sweep's):
+    // the sweep finds what they left behind, past its grace period, and the
     // stream then handles the sweep's own writes. Until a sweep finds nothing (each fix may uncover the
     // next: a stuck claim, once allocated, needs its counts).
     for (let sweeps = 0; sweeps < 4; sweeps++) {

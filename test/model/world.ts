@@ -54,6 +54,12 @@ export class World {
   /** Repair sweeps run, and the fixes they made. */
   sweeps = 0;
   repairs = 0;
+  /**
+   * Sweeps that died part way. Each fix is idempotent, and what a dead sweep left half done (a summary
+   * bit it set ahead of the stream's own record, with the recount still to come) is the next sweep's,
+   * as a lost record is: drains then sweep until one finds nothing.
+   */
+  sweepsDied = 0;
   readonly queue: StreamQueue;
   readonly random: () => number;
   private readonly observer: Table;
@@ -129,9 +135,19 @@ export class World {
   /** One run of the repair sweep over the model's namespace (lib/service/repair.ts). */
   async repair(): Promise<RepairReport> {
     this.sweeps++;
-    const report = await sweepNamespace({ table: this.streamTable }, NAMESPACE, { recheckMs: 0 });
+    const report = await sweepNamespace({ table: this.streamTable }, NAMESPACE, { recheckMs: 0 }).catch(
+      (error: unknown) => {
+        this.sweepsDied++;
+        throw error;
+      },
+    );
     this.repairs += Object.values(report.fixed).reduce((sum, n) => sum + n, 0);
     return report;
+  }
+
+  /** Whether what the stream cannot mend alone happened: records lost for good, or a sweep that died. */
+  get needsSweeps(): boolean {
+    return this.queue.lost > 0 || this.sweepsDied > 0;
   }
 
   /** Faults injected so far, by kind, over every instance and the stream function. */

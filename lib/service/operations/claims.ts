@@ -9,6 +9,7 @@ import {
   sameData,
   type ClaimRecord,
   type ClaimSpec,
+  type ClaimStubRecord,
   type ItemKey,
   type PoolRecord,
 } from '../../domain/records.ts';
@@ -39,6 +40,8 @@ import {
   type Outcome,
 } from '../decide.ts';
 import { allocationOutcome } from '../outcome.ts';
+import { readForClaim, type ClaimReads } from '../claim-reads.ts';
+import type { Stored } from '../../store/items.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
@@ -52,7 +55,6 @@ import {
   pathName,
   bodyObject,
   newMetadata,
-  ownWriteLanded,
   goneSinceRead,
   notFound,
   putName,
@@ -167,32 +169,46 @@ function decided(claim: ClaimRecord, outcome: Outcome): ClaimRecord {
   return { ...claim, ...state, allocatingUntil: undefined };
 }
 
-export async function createClaim(
-  request: OperationRequest,
+/**
+ * Whether the claim fits every pool of its kind: `checkClaimAgainstPool` can only refuse a `value`,
+ * `within`, `reserved` or `prefixLength` (test/unit/claim-fit.test.ts), so a claim with none of them needs
+ * no pool read before it is written.
+ */
+export function fitsAnyPool(spec: ClaimSpec): boolean {
+  return (
+    spec.value === undefined &&
+    spec.within === undefined &&
+    spec.reserved === undefined &&
+    spec.prefixLength === undefined
+  );
+}
+
+type NewClaim = { reply: Reply } | { inTheWay: Stored<ClaimRecord> | undefined };
+
+/**
+ * Writes a new claim and allocates it, in three sequential round trips (docs/races.md):
+ *
+ * 1. the claim, `Allocating`, conditional on its name being free (or a stub's), while its pool and the
+ *    summary its search reads first are read (claim-reads.ts). A claim that fits any pool of its kind
+ *    (fitsAnyPool) cannot be refused by what the read finds, so nothing is written that a refusal would
+ *    have to take back; one whose limits depend on the pool is checked against it first (422, nothing
+ *    written), one round trip more;
+ * 2. the allocation object's conditional put, the arbiter (decide.ts); it comes after the claim, so the
+ *    stream function and the repair sweep always find the claim an object names, and a second request
+ *    finds the claim mid-allocation and waits for it (outcome.ts);
+ * 3. the settle, conditional on the claim's uid (decide.ts).
+ *
+ * When the name is taken, nothing is written and the claim in the way comes back (from the failed put,
+ * or read) for a PUT to replace; `put`: a PUT's create, where a refusal waits until the name is known free.
+ */
+async function newClaim(
   ctx: ClaimContext,
-  name?: string,
-): Promise<Reply> {
-  const namespace = namespaceOf(request);
-  const body = bodyObject(request.body);
-  const checked = checkClaimBody(namespace, body, name);
-  const claimName = checked.metadata.name;
-  const key = claimKeyOf(namespace, claimName);
-  const now = timestamp();
-  const record: ClaimRecord = {
-    t: 'claim',
-    metadata: newMetadata(claimName, namespace, checked.metadata.labels, checked.metadata.annotations),
-    spec: checked.spec,
-    ...allocatingState(now),
-    rv: 1,
-  };
-  const refValid = poolRefValid(record);
-  // The pool is read before anything is written, so a claim that cannot fit its pool changes nothing.
-  const pool = refValid ? await readPool(ctx, poolIdOf(record)) : undefined;
-  if (pool) checkClaimAgainstPool(record.spec, pool, claimName);
-  // A namespace with a pool is registered (pools.ts); a claim that comes before any pool registers its
-  // namespace itself, before the claim, so a list across every namespace finds it.
-  else await new RepairStore(ctx.table).registerNamespace(namespace);
-  if (!refValid) {
+  key: ItemKey,
+  record: ClaimRecord,
+  put: boolean,
+): Promise<NewClaim> {
+  const claimName = record.metadata.name;
+  if (!poolRefValid(record)) {
     record.phase = 'PoolRefInvalid';
     record.status = {
       conditions: [
@@ -201,28 +217,114 @@ export async function createClaim(
           'False',
           'PoolRefInvalid',
           `poolRef must name an IndexPool, IPAddressPool or IPPrefixPool of ${API_VERSION}`,
-          now,
+          record.metadata.creationTimestamp,
         ),
       ],
     };
+    await registerPoollessNamespace(ctx, record);
+    const written = await writeClaim(ctx, key, record);
+    return 'inTheWay' in written ? written : { reply: { statusCode: 201, body: claimObject(record) } };
   }
-  let stub;
+  let written: Awaited<ReturnType<typeof writeClaim>>;
+  let reads: ClaimReads;
+  if (fitsAnyPool(record.spec)) {
+    [written, reads] = await Promise.all([writeClaim(ctx, key, record), readForClaim(ctx, record)]);
+  } else {
+    reads = await readForClaim(ctx, record);
+    if (reads.pool) {
+      try {
+        checkClaimAgainstPool(record.spec, reads.pool, claimName);
+      } catch (error) {
+        // A PUT of a claim that exists replaces it, and the pool's limits are not its business then.
+        const current = put ? await ctx.table.get<ClaimRecord>(key) : undefined;
+        if (current?.t === 'claim') return { inTheWay: current };
+        throw error;
+      }
+    } else await registerPoollessNamespace(ctx, record);
+    written = await writeClaim(ctx, key, record);
+  }
+  if ('inTheWay' in written) return written;
+  // The claim was written beside the pool's read: its namespace is registered once the read says there
+  // is no pool (a request that dies in between leaves it out of -A lists until a pool is made there).
+  if (!reads.pool && fitsAnyPool(record.spec)) await registerPoollessNamespace(ctx, record);
+  const offers = written.stub?.t === 'stub' ? Object.values(written.stub.offers ?? {}) : [];
+  const { outcome } = await decide(ctx, record, reads.pool, offers, reads.decideOptions);
+  const settled = await settledAnswer(ctx, key, await settle(ctx, key, record, outcome));
+  return { reply: { statusCode: 201, body: claimObject(settled ?? decided(record, outcome)) } };
+}
+
+/**
+ * A namespace with a pool is registered (pools.ts); a claim made before any pool (or naming none it
+ * could) registers its namespace itself, before it is written where the pool's absence is known first,
+ * and always before it is answered, so a list across every namespace that starts after the answer finds
+ * it. Not on the claim path of a pool that exists: no request more there.
+ */
+function registerPoollessNamespace(ctx: ClaimContext, record: ClaimRecord): Promise<void> {
+  return new RepairStore(ctx.table).registerNamespace(record.metadata.namespace);
+}
+
+/**
+ * What a settle left at the claim's key, as an answer: a settle that lost finds the claim as another
+ * request left it, and that may be a claim of the same name made anew (a cascade deleted ours) that its
+ * own request is still allocating; no answer carries a claim mid-allocation (api.md, "Routes").
+ */
+async function settledAnswer(
+  ctx: ClaimContext,
+  key: ItemKey,
+  settled: ClaimRecord | undefined,
+): Promise<ClaimRecord | undefined> {
+  return settled?.phase === 'Allocating' ? allocationOutcome(ctx, key, settled) : settled;
+}
+
+/**
+ * The claim's conditional create: written before any allocation, so that if this request dies after the
+ * allocation put, the stream function finds a claim to bind it to (or to give it back for), never an
+ * orphan. A create that fails on the claim itself (the SDK retried a put whose answer was lost) is ours.
+ */
+async function writeClaim(
+  ctx: ClaimContext,
+  key: ItemKey,
+  record: ClaimRecord,
+): Promise<{ stub?: ClaimStubRecord } | { inTheWay: Stored<ClaimRecord> | undefined }> {
   try {
-    // Written before any allocation: if this request dies after the allocation put, the stream function
-    // finds a claim to bind it to (or to give it back for), never an orphan.
-    stub = await ctx.table.createObject(key, record);
+    return { stub: await ctx.table.createObject(key, record) };
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
-    if (!(await ownWriteLanded(ctx, key, record.metadata.uid))) {
-      if (name !== undefined) return replaceClaim(request, ctx);
-      throw new AlreadyExistsError(`Claim "${claimName}" already exists`).about('Claim', claimName);
-    }
+    const inTheWay =
+      (error.item as Stored<ClaimRecord> | undefined) ?? (await ctx.table.get<ClaimRecord>(key));
+    if (inTheWay?.metadata?.uid === record.metadata.uid) return {};
+    return { inTheWay };
   }
-  if (!refValid) return { statusCode: 201, body: claimObject(record) };
-  const offers = stub?.t === 'stub' ? Object.values(stub.offers ?? {}) : [];
-  const { outcome } = await decide(ctx, record, pool, offers);
-  const settled = await settle(ctx, key, record, outcome);
-  return { statusCode: 201, body: claimObject(settled ?? decided(record, outcome)) };
+}
+
+function newClaimRecord(checked: ReturnType<typeof checkClaimBody>, namespace: string): ClaimRecord {
+  const now = timestamp();
+  return {
+    t: 'claim',
+    metadata: newMetadata(
+      checked.metadata.name,
+      namespace,
+      checked.metadata.labels,
+      checked.metadata.annotations,
+    ),
+    spec: checked.spec,
+    ...allocatingState(now),
+    rv: 1,
+  };
+}
+
+export async function createClaim(request: OperationRequest, ctx: ClaimContext): Promise<Reply> {
+  const namespace = namespaceOf(request);
+  const checked = checkClaimBody(namespace, bodyObject(request.body));
+  const claimName = checked.metadata.name;
+  const made = await newClaim(
+    ctx,
+    claimKeyOf(namespace, claimName),
+    newClaimRecord(checked, namespace),
+    false,
+  );
+  if ('reply' in made) return made.reply;
+  throw new AlreadyExistsError(`Claim "${claimName}" already exists`).about('Claim', claimName);
 }
 
 export function sameClaimSpec(a: ClaimSpec, b: ClaimSpec): boolean {
@@ -250,12 +352,24 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
   const name = putName(request, 'Claim');
   const checked = checkClaimBody(namespace, body, name);
   const key = claimKeyOf(namespace, name);
+  // A PUT creates the claim if none is there: that create goes out first (a new claim's three round
+  // trips, newClaim), and a claim in the way comes back with its failure. A PATCH's replace never creates.
+  let create = request.unchangedSince === undefined;
   for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
-    const read = await ctx.table.get<ClaimRecord>(key);
+    let read: Stored<ClaimRecord> | undefined;
+    if (create) {
+      create = false;
+      const made = await newClaim(ctx, key, newClaimRecord(checked, namespace), true);
+      if ('reply' in made) return made.reply;
+      read = made.inTheWay;
+    } else read = await ctx.table.get<ClaimRecord>(key);
     // Another request is allocating it: its outcome first (never answered mid-allocation).
     const current = read?.phase === 'Allocating' ? await allocationOutcome(ctx, key, read) : read;
     checkUnchangedSince(request, () => (current?.t === 'claim' ? claimObject(current) : undefined));
-    if (current?.t !== 'claim') return createClaim(request, ctx, name);
+    if (current?.t !== 'claim') {
+      create = true; // gone since (a PATCH was refused above): created anew
+      continue;
+    }
     const causes = new Causes();
     const was = normalizeSpec(current.spec);
     const now = normalizeSpec(checked.spec);
@@ -302,7 +416,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     }
     if (again) {
       const { outcome } = await decide(ctx, record, pool);
-      const settled = await settle(ctx, key, record, outcome);
+      const settled = await settledAnswer(ctx, key, await settle(ctx, key, record, outcome));
       return { statusCode: 200, body: claimObject(settled ?? decided(record, outcome)) };
     }
     return { statusCode: 200, body: claimObject(record) };
@@ -329,12 +443,16 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   const namespace = namespaceOf(request);
   const name = pathName(request, 'claims');
   const key = claimKeyOf(namespace, name);
-  const current = await ctx.table.get<ClaimRecord>(key);
+  // Two reads in one round trip: the claim (its uid for the delete's condition, and its last state for
+  // the answer should the delete's own answer be lost and retried), and whether a pool is carved from it
+  // (api.md, "Pools": that pool keeps the claim; delete the pool first). Both come before the delete.
+  const [current, [carving]] = await Promise.all([
+    ctx.table.get<ClaimRecord>(key),
+    ctx.table.carvings.of(namespace, name, 1),
+  ]);
   if (current?.t !== 'claim') throw notFound('claims', name);
   // A caller that read the claim first (Custom::AllotClaim) deletes only the claim it read.
   checkUnchangedSince(request, () => claimObject(current));
-  // A pool carved from the claim's value keeps it (api.md, "Pools"): delete that pool first.
-  const [carving] = await ctx.table.carvings.of(namespace, name, 1);
   if (carving) {
     const kind = poolInfoByResource(carving.resource)?.kind ?? carving.resource;
     throw new ClaimInUseError(
