@@ -9,7 +9,8 @@
  *   +ceil(item bytes / 1 KB); one whose item carries `wpk` writes `waiting` (KEYS_ONLY): +1. An UpdateItem
  *   that SETs `wpk` writes `waiting`: +1 (a REMOVE of `wpk` is counted 0: the request does not show whether
  *   the item had one). An UpdateItem or DeleteItem of an allocation item (`pk` `A#…`, which always carries
- *   `gpk`) writes `allocations`: +1 (allocation items are under 1 KB).
+ *   `gpk`) writes `allocations`: +1 (allocation items are under 1 KB); a group summary shares the `A#`
+ *   prefix but not the index (its `sk` is `~`): +0.
  * - a write whose condition fails consumes capacity in DynamoDB but dynalite reports none: +ceil(item
  *   bytes / 1 KB) for a put (the existing item is of the same shape), +1 for an update or delete; no index
  *   units.
@@ -151,7 +152,7 @@ function describe(
       const pk = text((input.Key as Input).pk);
       const writes: Write[] = [{ space: 'table', key: pk }];
       let indexUnits = 0;
-      if (pk?.startsWith('A#')) {
+      if (pk?.startsWith('A#') && text((input.Key as Input).sk) !== '~') {
         writes.push({ space: 'allocations', key: undefined });
         indexUnits += 1;
       }
@@ -369,4 +370,33 @@ export function distribution(values: readonly number[]): Distribution {
 export function round(value: number, digits = 3): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+/**
+ * Adds `ms` of latency to every command a client sends (an SDK middleware, before the counting one sees
+ * the answer): DynamoDB's typical few milliseconds a request, which the embedded store does not have.
+ */
+export function injectLatency(client: DynamoDBClient, ms: number): DynamoDBClient {
+  if (ms <= 0) return client;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: 'benchLatency' },
+  );
+  return client;
+}
+
+/** Requests and capacity units by operation, over some records. */
+export function byOperation(
+  records: readonly RequestRecord[],
+): Record<string, { requests: number; units: number }> {
+  const out: Record<string, { requests: number; units: number }> = {};
+  for (const record of records) {
+    const entry = (out[record.operation] ??= { requests: 0, units: 0 });
+    entry.requests++;
+    entry.units += unitsOf(record);
+  }
+  return out;
 }

@@ -1,8 +1,10 @@
 /**
  * Writes the generated section of docs/benchmark.md (between `<!-- bench:start` and `<!-- bench:end -->`)
- * from bench/results.json, so the figures there are the last run's: `npx tsx bench/readme.ts`.
+ * from bench/results.json (and the stream's rows from bench/stream-results.json, bench/stream-report.ts), so
+ * the figures there are the last run's: `npx tsx bench/readme.ts`.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { streamSection } from './stream-report.ts';
 
 interface Figure {
   median: number;
@@ -379,6 +381,7 @@ const section = [
         '',
       ]
     : []),
+  ...streamSection(table),
   ...watchSection,
   '<!-- bench:end -->',
 ].join('\n');

@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq, type DynamoEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { HISTORY_FILTER_PATTERNS, STREAM_FILTER_PATTERNS } from './stream-filter.ts';
+import { HISTORY_MAPPING, STREAM_MAPPING } from './stream-mapping.ts';
 
 /**
  * The stream's event source settings, in one place (aws-solutions-constructs'
@@ -17,13 +18,19 @@ import { HISTORY_FILTER_PATTERNS, STREAM_FILTER_PATTERNS } from './stream-filter
 export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEventSourceProps {
   return {
     startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-    batchSize: 100,
-    maxBatchingWindow: Duration.seconds(1),
+    batchSize: STREAM_MAPPING.batchSize,
+    maxBatchingWindow: Duration.seconds(STREAM_MAPPING.maxBatchingWindowSeconds),
     bisectBatchOnError: true,
-    retryAttempts: 5,
-    maxRecordAge: Duration.hours(24),
-    // One batch at a time per shard, so a key's changes reach the handler in order.
-    parallelizationFactor: 1,
+    retryAttempts: STREAM_MAPPING.retryAttempts,
+    maxRecordAge: Duration.hours(STREAM_MAPPING.maxRecordAgeHours),
+    // Several batches of a shard at once. Lambda still keeps each item's records in order ("in-order
+    // processing at the item (partition and sort key) level", https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html),
+    // as DynamoDB Streams writes them ("for each item ... the stream records appear in the same sequence
+    // as the actual modifications to the item", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html).
+    // That is enough for every effect of the stream function: an item's own work sees its changes in
+    // order, and work on two items was already unordered (two shards, any order), so every effect reads
+    // what it decides on and writes conditionally (lib/service/stream/batch.ts has the argument).
+    parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
     reportBatchItemFailures: true,
     onFailure: new SqsDlq(deadLetterQueue),
     filters: STREAM_FILTER_PATTERNS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
@@ -40,10 +47,10 @@ export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEvent
 export function historyEventSourceProps(): DynamoEventSourceProps {
   return {
     startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-    batchSize: 100,
+    batchSize: HISTORY_MAPPING.batchSize,
     bisectBatchOnError: false,
     reportBatchItemFailures: false,
-    parallelizationFactor: 1,
+    parallelizationFactor: HISTORY_MAPPING.parallelizationFactor,
     filters: HISTORY_FILTER_PATTERNS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
   };
 }

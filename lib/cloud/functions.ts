@@ -53,7 +53,8 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
   stream: {
     description: 'Allot table stream: reclaim, pool status, waiting claims',
     timeout: Duration.seconds(60),
-    tableActions: ITEM_ACTIONS,
+    // BatchGetItem: what a batch's work decides on, read once for the whole batch.
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
     queriedIndexes: [WAITING_INDEX],
   },
   repair: {

@@ -18,6 +18,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { StreamJournal } from './journal.ts';
 import { localClient, type Image, type LocalStore } from './store.ts';
 import { LocalStream, type LocalStreamOptions } from './stream.ts';
+import { HISTORY_MAPPING } from '../cloud/stream-mapping.ts';
 
 /** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
 export const DEAD_LETTER_FILE = 'stream-dead-letters.jsonl';
@@ -91,6 +92,7 @@ export function startSecondReader(
     onFailure: options.onFailure,
     filters: options.reader.filters,
     maxRetries: Infinity,
+    parallelizationFactor: HISTORY_MAPPING.parallelizationFactor,
     // As soon as a change commits: a list right after a write then finds it in the history already.
     batchWindowMs: 2,
   });

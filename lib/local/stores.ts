@@ -22,6 +22,7 @@ import { startDynamoDBLocal } from './dynamodb-local.ts';
 import { ensureTable, localClient, startLocalStore, type ChangeListener, type ItemChange } from './store.ts';
 import { startDynaliteStream, startSecondReader } from './durable-stream.ts';
 import type { FilterPattern } from '../cloud/stream-filter.ts';
+import { HISTORY_MAPPING } from '../cloud/stream-mapping.ts';
 import { StreamConsumer, type StreamConsumerOptions, type StreamHandler } from './stream-consumer.ts';
 
 export const STORE_KINDS = ['dynalite', 'dynamodb-local', 'endpoint'] as const;
@@ -185,7 +186,12 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
         client: streams,
         streamArn: await streamArnOf(tableName),
         ...streamOptions,
-        ...(reader && { filters: reader.filters, maxRetries: Infinity, bisect: false }),
+        ...(reader && {
+          filters: reader.filters,
+          maxRetries: Infinity,
+          bisect: false,
+          parallelizationFactor: HISTORY_MAPPING.parallelizationFactor,
+        }),
         checkpointFile: folder && join(folder, `stream-checkpoints-${tableName}${suffix}.json`),
         onFailureFile: folder && join(folder, `stream-on-failure-${tableName}${suffix}.jsonl`),
       });

@@ -4,7 +4,10 @@
  *
  * - DescribeStream lists the shards; a shard is read only once its parent is read to its end, so a key's
  *   records keep their order across a split (lib/local/stream-records.ts);
- * - GetShardIterator / GetRecords per shard, one batch in flight per shard, shards side by side;
+ * - GetShardIterator / GetRecords per shard, shards side by side; the mapping's concurrent batches per
+ *   shard (lib/cloud/stream-mapping.ts): a shard's records spread over that many lanes by item key, one
+ *   batch in flight per lane, so an item's records stay in order (as Lambda keeps them) and two items'
+ *   meet in no set order; the checkpoint passes a record once it and every record before it are done;
  * - the mapping's filter patterns (lib/cloud/stream-filter.ts) decide what reaches the function; a record
  *   they drop is done with;
  * - batches of up to 100 records; ReportBatchItemFailures: the batch is retried from its first failed
@@ -30,6 +33,8 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cloud/stream-filter.ts';
+import { STREAM_MAPPING } from '../cloud/stream-mapping.ts';
+import { shardOf } from '../store/keys.ts';
 import { Checkpoints } from './stream-checkpoints.ts';
 import { lambdaRecordOf, readableShards } from './stream-records.ts';
 
@@ -42,6 +47,8 @@ export interface StreamConsumerOptions {
   /** The mapping's filter patterns; `'none'` passes every record (a tap that sees every change). */
   filters?: readonly FilterPattern[] | 'none';
   batchSize?: number;
+  /** Batches of one shard in flight at once (the deployed mapping's, unless given). */
+  parallelizationFactor?: number;
   maxRetries?: number;
   /** BisectBatchOnFunctionError (default true); false retries a failing batch whole, from its first record. */
   bisect?: boolean;
@@ -57,10 +64,21 @@ export interface StreamConsumerOptions {
   onFailure?: (record: DynamoDBRecord, error?: unknown) => void;
 }
 
-/** One record read from a shard: to deliver, or (filtered out) only to pass. */
+/** One record read from a shard: to deliver (in its lane), or (filtered out) only to pass. */
 interface Entry {
   sequence: string;
   record?: DynamoDBRecord;
+  lane: number;
+  /** Delivered (or given up on): the checkpoint may pass it. */
+  done?: boolean;
+}
+
+/** One of a shard's concurrent batches. */
+interface LaneState {
+  /** Failed deliveries in a row starting at the lane's first pending record. */
+  attempts: number;
+  /** After a batch threw: the next batch is at most this large (bisection). */
+  limit: number;
 }
 
 interface ShardState {
@@ -68,15 +86,13 @@ interface ShardState {
   iterator?: string;
   /** Read to its end (no next iterator). */
   closed: boolean;
+  /** Read and not yet passed by the checkpoint, in shard order. */
   pending: Entry[];
+  lanes: LaneState[];
   /** The last record read, to ask for a fresh iterator after it. */
   readThrough?: string;
   /** The stream was trimmed past the checkpoint: start again at the oldest record kept. */
   trimmed?: boolean;
-  /** Failed deliveries in a row starting at the first pending record. */
-  attempts: number;
-  /** After a batch threw: the next batch is at most this large (bisection). */
-  limit: number;
 }
 
 const GET_RECORDS_LIMIT = 1000;
@@ -107,8 +123,9 @@ export class StreamConsumer {
   constructor(options: StreamConsumerOptions) {
     this.options = {
       filters: STREAM_FILTER_PATTERNS,
-      batchSize: 100,
-      maxRetries: 5,
+      batchSize: STREAM_MAPPING.batchSize,
+      parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
+      maxRetries: STREAM_MAPPING.retryAttempts,
       bisect: true,
       pollMs: 50,
       ...options,
@@ -213,7 +230,13 @@ export class StreamConsumer {
   private stateOf(id: string): ShardState {
     let shard = this.shards.get(id);
     if (!shard) {
-      shard = { id, closed: false, pending: [], attempts: 0, limit: this.options.batchSize };
+      const lanes = Math.max(1, this.options.parallelizationFactor);
+      shard = {
+        id,
+        closed: false,
+        pending: [],
+        lanes: Array.from({ length: lanes }, () => ({ attempts: 0, limit: this.options.batchSize })),
+      };
       this.shards.set(id, shard);
     }
     return shard;
@@ -227,7 +250,7 @@ export class StreamConsumer {
   }
 
   private async read(shard: ShardState): Promise<boolean> {
-    if (shard.closed || shard.pending.length >= this.options.batchSize) return false;
+    if (shard.closed || shard.pending.length >= this.options.batchSize * shard.lanes.length) return false;
     shard.iterator ??= await this.iteratorFor(shard);
     if (!shard.iterator) return false;
     let answer;
@@ -256,7 +279,9 @@ export class StreamConsumer {
       const record = lambdaRecordOf(streamRecord, this.options.streamArn);
       const sequence = record.dynamodb!.SequenceNumber!;
       const passes = filters === 'none' || matchesFilter(record, filters);
-      shard.pending.push({ sequence, ...(passes && { record }) });
+      const keys = streamRecord.dynamodb?.Keys ?? {};
+      const lane = shardOf(`${keys.pk?.S}\u0000${keys.sk?.S}`, shard.lanes.length);
+      shard.pending.push({ sequence, lane, ...(passes && { record }) });
       shard.readThrough = sequence;
     }
     return (answer.Records?.length ?? 0) > 0 || shard.closed;
@@ -276,16 +301,23 @@ export class StreamConsumer {
     return ShardIterator;
   }
 
-  /** Delivers the next batch of the shard's pending records, if any; says whether it did anything. */
+  /** Delivers the next batch of each lane of the shard, side by side; says whether it did anything. */
   private async deliver(shard: ShardState): Promise<boolean> {
-    const passed = this.passFiltered(shard);
-    const batch: DynamoDBRecord[] = [];
+    const passed = this.passDone(shard);
+    const delivered = await Promise.all(shard.lanes.map((lane, i) => this.deliverLane(shard, lane, i)));
+    const passedAfter = this.passDone(shard);
+    return passed || passedAfter || delivered.some(Boolean);
+  }
+
+  private async deliverLane(shard: ShardState, lane: LaneState, index: number): Promise<boolean> {
+    const entries: Entry[] = [];
     for (const entry of shard.pending) {
-      if (batch.length >= Math.min(shard.limit, this.options.batchSize)) break;
-      if (entry.record) batch.push(entry.record);
+      if (entries.length >= Math.min(lane.limit, this.options.batchSize)) break;
+      if (entry.lane === index && entry.record && !entry.done) entries.push(entry);
     }
-    if (batch.length === 0) return passed;
-    if (shard.attempts > 0) await sleep(Math.min(1000, 50 * shard.attempts));
+    if (entries.length === 0) return false;
+    const batch = entries.map((entry) => entry.record!);
+    if (lane.attempts > 0) await sleep(Math.min(1000, 50 * lane.attempts));
     let done = batch.length;
     let error: unknown;
     let threw = false;
@@ -303,22 +335,23 @@ export class StreamConsumer {
     // Stopping: a batch cut off (its store closing under it) is not judged; the next start retries it
     // from the checkpoint, as after a crash, rather than count it a failure or send it to the list.
     if (this.stopped && done < batch.length) {
-      if (done > 0) this.complete(shard, done);
+      for (const entry of entries.slice(0, done)) entry.done = true;
+      this.passDone(shard);
       return true;
     }
     if (done > 0) {
-      this.complete(shard, done);
-      shard.attempts = 0;
-      shard.limit = this.options.batchSize;
+      for (const entry of entries.slice(0, done)) entry.done = true;
+      lane.attempts = 0;
+      lane.limit = this.options.batchSize;
     } else if (threw && batch.length > 1 && this.options.bisect) {
       // BisectBatchOnFunctionError: halve the batch until the record that fails is alone.
-      shard.limit = Math.ceil(batch.length / 2);
-    } else if (++shard.attempts > this.options.maxRetries) {
-      // Retries exhausted: the record goes to the on-failure list and the shard moves on.
+      lane.limit = Math.ceil(batch.length / 2);
+    } else if (++lane.attempts > this.options.maxRetries) {
+      // Retries exhausted: the record goes to the on-failure list and the lane moves on.
       this.giveUp(batch[0]!, error);
-      this.complete(shard, 1);
-      shard.attempts = 0;
-      shard.limit = this.options.batchSize;
+      entries[0]!.done = true;
+      lane.attempts = 0;
+      lane.limit = this.options.batchSize;
     }
     return true;
   }
@@ -336,24 +369,17 @@ export class StreamConsumer {
     this.options.onFailure?.(record, error);
   }
 
-  /** Drops the records the filters passed over at the front of the shard, checkpointing past them. */
-  private passFiltered(shard: ShardState): boolean {
+  /**
+   * Drops the records at the front of the shard that are done or that the filters passed over, and
+   * checkpoints past them: a record is passed only once every record before it is.
+   */
+  private passDone(shard: ShardState): boolean {
     let count = 0;
-    while (count < shard.pending.length && !shard.pending[count]!.record) count++;
+    while (count < shard.pending.length && (!shard.pending[count]!.record || shard.pending[count]!.done))
+      count++;
     if (count === 0) return false;
     const last = shard.pending.splice(0, count).at(-1)!;
     this.checkpoints.advance(shard.id, last.sequence);
     return true;
-  }
-
-  /** Removes the first `records` delivered records (and the filtered ones among them) and checkpoints. */
-  private complete(shard: ShardState, records: number): void {
-    let index = 0;
-    for (let seen = 0; index < shard.pending.length; index++) {
-      if (shard.pending[index]!.record && ++seen === records) break;
-    }
-    const last = shard.pending.splice(0, index + 1).at(-1)!;
-    this.checkpoints.advance(shard.id, last.sequence);
-    this.passFiltered(shard);
   }
 }

@@ -4,9 +4,14 @@
  * is kept durably before its write lands (lib/local/journal.ts) until the handler has succeeded on it,
  * and a restart delivers what was left, first, in order per key; without one (`:memory:`) records live in
  * memory only. What it keeps from the real thing:
- * - records in commit order per item key, spread over shards by partition key;
+ * - records in commit order per item key, spread over shards by partition key (one shard unless asked:
+ *   a small table's stream has one);
  * - the event filter patterns of the deployed mapping (lib/cloud/stream-filter.ts), applied before batching;
- * - batches of up to 100 records per shard, one batch in flight per shard;
+ * - the mapping's concurrent batches per shard (lib/cloud/stream-mapping.ts, parallelizationFactor): a
+ *   shard's records spread over that many lanes by item key, each lane with one batch in flight, which
+ *   keeps what Lambda keeps ("in-order processing at the item (partition and sort key) level") and no
+ *   more: records of two items meet in no set order;
+ * - batches of up to 100 records, delivered once a lane has that many or its batching window is over;
  * - ReportBatchItemFailures: a batch that reports a failure is retried from the first failed record,
  *   a bounded number of times, then that record goes to the on-failure list (the deployed DLQ).
  */
@@ -15,6 +20,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import type { Image, ItemChange } from './store.ts';
 import type { RecoveredRecord, StreamJournal } from './journal.ts';
 import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cloud/stream-filter.ts';
+import { STREAM_MAPPING } from '../cloud/stream-mapping.ts';
 import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
 import { shardOf } from '../store/keys.ts';
 
@@ -23,6 +29,8 @@ export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatc
 export interface LocalStreamOptions {
   handler: StreamHandler;
   shards?: number;
+  /** Batches of one shard in flight at once (the deployed mapping's, unless given). */
+  parallelizationFactor?: number;
   batchSize?: number;
   /** How long a shard waits for more records before it delivers a batch, in ms. */
   batchWindowMs?: number;
@@ -33,7 +41,8 @@ export interface LocalStreamOptions {
   journal?: StreamJournal;
 }
 
-interface Shard {
+/** One of a shard's concurrent batches: its records (by item key), one batch of them in flight. */
+interface Lane {
   id: string;
   pending: DynamoDBRecord[];
   busy: boolean;
@@ -93,7 +102,8 @@ function canonical(value: unknown): string {
 }
 
 export class LocalStream {
-  private readonly shards: Shard[];
+  /** Per shard, its lanes. */
+  private readonly shards: Lane[][];
   private sequence = 0;
   /** Record ids must not repeat across restarts of a persistent store (the stream function keys on them). */
   private readonly run = randomUUID();
@@ -110,19 +120,23 @@ export class LocalStream {
 
   constructor(options: LocalStreamOptions) {
     this.options = {
-      shards: 4,
-      batchSize: 100,
+      // One shard, as a small table's stream has; the mapping's concurrent batches spread it by item.
+      shards: 1,
+      parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
+      batchSize: STREAM_MAPPING.batchSize,
       batchWindowMs: 20,
-      maxRetries: 5,
+      maxRetries: STREAM_MAPPING.retryAttempts,
       filters: STREAM_FILTER_PATTERNS,
       ...options,
     };
-    this.shards = Array.from({ length: this.options.shards }, (_, i) => ({
-      id: `shardId-local-${i}`,
-      pending: [],
-      busy: false,
-      attempts: 0,
-    }));
+    this.shards = Array.from({ length: this.options.shards }, (_, i) =>
+      Array.from({ length: Math.max(1, this.options.parallelizationFactor) }, (_, lane) => ({
+        id: `shardId-local-${i}/${lane}`,
+        pending: [],
+        busy: false,
+        attempts: 0,
+      })),
+    );
     if (options.journal) this.sequence = Number(options.journal.lastSequence());
   }
 
@@ -171,10 +185,16 @@ export class LocalStream {
 
   private enqueue(record: DynamoDBRecord): void {
     const keys = record.dynamodb!.Keys!;
-    const shard =
-      this.shards[shardOf(String(Object.values(keys[TABLE_PARTITION_KEY]!)[0]), this.shards.length)]!;
-    shard.pending.push(record);
-    this.schedule(shard);
+    const pk = String(Object.values(keys[TABLE_PARTITION_KEY]!)[0]);
+    const sk = String(Object.values(keys[TABLE_SORT_KEY]!)[0]);
+    const lanes = this.shards[shardOf(pk, this.shards.length)]!;
+    const lane = lanes[shardOf(`${pk}\u0000${sk}`, lanes.length)]!;
+    lane.pending.push(record);
+    this.schedule(lane);
+  }
+
+  private get lanes(): Lane[] {
+    return this.shards.flat();
   }
 
   /**
@@ -207,17 +227,24 @@ export class LocalStream {
     for (const record of records) this.enqueue(record);
   }
 
-  private schedule(shard: Shard, delay = this.options.batchWindowMs): void {
-    if (shard.busy || shard.timer || shard.pending.length === 0 || this.stopped) return;
-    shard.timer = setTimeout(() => {
-      shard.timer = undefined;
-      void this.deliver(shard);
-    }, delay);
+  private schedule(lane: Lane, delay = this.options.batchWindowMs): void {
+    if (lane.busy || lane.pending.length === 0 || this.stopped) return;
+    // A full batch goes at once (unless it is being retried), as Lambda invokes on a full batch.
+    const full = lane.pending.length >= this.options.batchSize && lane.attempts === 0;
+    if (lane.timer && !full) return;
+    if (lane.timer) clearTimeout(lane.timer);
+    lane.timer = setTimeout(
+      () => {
+        lane.timer = undefined;
+        void this.deliver(lane);
+      },
+      full ? 0 : delay,
+    );
   }
 
-  private async deliver(shard: Shard): Promise<void> {
-    shard.busy = true;
-    const batch = shard.pending.slice(0, this.options.batchSize);
+  private async deliver(lane: Lane): Promise<void> {
+    lane.busy = true;
+    const batch = lane.pending.slice(0, this.options.batchSize);
     let done = batch.length;
     let error: unknown;
     try {
@@ -234,28 +261,28 @@ export class LocalStream {
       // Stopping: a batch cut off (its store closing under it) is not judged; the journal keeps what
       // was not done for the next start, as after a crash, rather than count it a failure.
       this.options.journal?.done(batch.slice(0, done).map((record) => record.dynamodb!.SequenceNumber!));
-      shard.pending.splice(0, done);
-      shard.busy = false;
+      lane.pending.splice(0, done);
+      lane.busy = false;
       return;
     }
-    if (done === batch.length) shard.attempts = 0;
-    else if (++shard.attempts > this.options.maxRetries) {
-      // Retries exhausted: the record goes to the on-failure list and the shard moves on.
+    if (done === batch.length) lane.attempts = 0;
+    else if (++lane.attempts > this.options.maxRetries) {
+      // Retries exhausted: the record goes to the on-failure list and the lane moves on.
       const record = batch[done]!;
       this.failed.push(record);
       this.options.onFailure?.(record, error);
       done++;
-      shard.attempts = 0;
+      lane.attempts = 0;
     }
     this.options.journal?.done(batch.slice(0, done).map((record) => record.dynamodb!.SequenceNumber!));
-    shard.pending.splice(0, done);
-    shard.busy = false;
-    this.schedule(shard, shard.attempts > 0 ? 50 * shard.attempts : this.options.batchWindowMs);
+    lane.pending.splice(0, done);
+    lane.busy = false;
+    this.schedule(lane, lane.attempts > 0 ? 50 * lane.attempts : this.options.batchWindowMs);
     this.notifyIdle();
   }
 
   private get idle(): boolean {
-    return this.shards.every((shard) => !shard.busy && shard.pending.length === 0);
+    return this.lanes.every((lane) => !lane.busy && lane.pending.length === 0);
   }
 
   private notifyIdle(): void {
@@ -280,7 +307,7 @@ export class LocalStream {
   /** Stops delivering; resolves once the batches in flight have finished (so the store can close). */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const shard of this.shards) if (shard.timer) clearTimeout(shard.timer);
-    while (this.shards.some((shard) => shard.busy)) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const lane of this.lanes) if (lane.timer) clearTimeout(lane.timer);
+    while (this.lanes.some((lane) => lane.busy)) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

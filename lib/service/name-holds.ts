@@ -267,11 +267,13 @@ export async function dropUnheldObject(
   ctx: ClaimContext,
   key: ItemKey,
   allocation: AllocationRecord,
+  known?: { hold: Stored<NameHoldRecord> | undefined },
 ): Promise<boolean> {
   if (allocation.origin !== 'user') return false;
   const holdKey = holdKeyOfObject(allocation);
   if (!holdKey) return false;
-  const hold = await ctx.table.get<NameHoldRecord>(holdKey);
+  // `known`: the hold as the caller read it, consistently, after the object was put.
+  const hold = known ? known.hold : await ctx.table.get<NameHoldRecord>(holdKey);
   if (hold?.t === 'hold' && hold.metadata.uid === allocation.metadata.uid) return false;
   return (await ctx.table.deleteItem(key, { uid: allocation.metadata.uid })) !== undefined;
 }

@@ -24,6 +24,17 @@ export const CLAIM_WAIT_MS = 5_000;
  * each answers the claim as settled (service/decide.ts, settle). Costs nothing when the claim is not
  * allocating. Undefined when the claim went meanwhile.
  */
+/**
+ * Whether a claim is mid-allocation as an answer would show it: `Allocating`, or `Waiting` with its
+ * Allocated condition at `Allocating` (the stream function, or the repair sweep, unbound it from an object
+ * that was deleted and is allocating it again: store/table.ts unbindClaim, then decide.ts reconcileClaim).
+ * No answer carries either; it is waited for, or finished, like an allocation at work.
+ */
+export function midAllocation(claim: ClaimRecord | undefined): claim is ClaimRecord {
+  if (claim?.phase === 'Allocating') return true;
+  return claim?.phase === 'Waiting' && claim.status?.conditions?.[0]?.reason === 'Allocating';
+}
+
 export async function allocationOutcome(
   ctx: ClaimContext,
   key: ItemKey,
@@ -33,7 +44,7 @@ export async function allocationOutcome(
   let current: ClaimRecord | undefined = claim;
   let delay = 10;
   let tookOver: string | undefined;
-  while (current?.phase === 'Allocating' && Date.now() < giveUpAt + CLAIM_WAIT_MS) {
+  while (midAllocation(current) && Date.now() < giveUpAt + CLAIM_WAIT_MS) {
     const deadline = current.allocatingUntil ? Date.parse(current.allocatingUntil) : 0;
     // Once per claim: a takeover that finds it recreated (another uid, allocating) waits for that one.
     if (tookOver !== current.metadata.uid && Date.now() >= Math.min(deadline, giveUpAt)) {

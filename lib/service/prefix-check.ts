@@ -208,6 +208,7 @@ export async function resolvePlacement(
   key: ItemKey,
   allocation: Stored<AllocationRecord>,
   claimKey: ItemKey,
+  claimRead?: { item: Stored<ClaimRecord> | undefined; consistent: boolean },
 ): Promise<{ kept: AllocationRecord | undefined; reallocate: boolean }> {
   let current: Stored<AllocationRecord> | undefined = allocation;
   if (allocation.origin === 'user') {
@@ -221,8 +222,9 @@ export async function resolvePlacement(
   }
   const ref = allocation.spec.claimRef;
   if (!ref?.uid) return { kept: allocation, reallocate: false };
-  for (;;) {
-    const claim = await ctx.table.get<ClaimRecord>(claimKey);
+  // `claimRead`: the claim as the caller read it; consistently read, it stands for the first read here.
+  for (let first = claimRead?.consistent === true; ; first = false) {
+    const claim = first ? claimRead!.item : await ctx.table.get<ClaimRecord>(claimKey);
     if (claim?.t !== 'claim' || claim.metadata.uid !== ref.uid || claim.bound)
       return { kept: allocation, reallocate: false }; // kept, a duplicate, or its claim went: as before
     const deadline = claim.allocatingUntil ? Date.parse(claim.allocatingUntil) : 0;

@@ -13,7 +13,8 @@
  *      list the group in the directory   once per group, before its markers can reach the counts
  *   B. counts += markers; applied += ids conditional on the counts' revision: a marker counts once
  *   C. drop the markers from the summary
- *   D. drop their ids from applied       a crash before D leaves an id, never a wrong count
+ *   D. drop their ids from applied       a crash before D leaves an id, never a wrong count; a write
+ *                                          that only removes them, so it conflicts with no other
  *
  * Records of one item arrive in order, so a bit ends as its slot is. A batch applies only the markers of
  * its own records, so two batches never count one marker. A recount (a new pool, a spec change) counts
@@ -32,7 +33,7 @@ import type { PoolCounts, PoolRecord } from '../domain/records.ts';
 
 import { familyOf, type PoolSpace } from '../domain/values.ts';
 import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
-import { isHeld, setHeld, type GroupSummary, type MarkerEntry } from '../store/items.ts';
+import { isHeld, setHeld, type GroupSummary, type MarkerEntry, type Stored } from '../store/items.ts';
 import { MARKERS_PER_WRITE } from '../store/summaries.ts';
 import { bitmapsOfMembers, countedIn, flippedRuns, groupsOfRun } from './tally-runs.ts';
 
@@ -40,6 +41,12 @@ import { bitmapsOfMembers, countedIn, flippedRuns, groupsOfRun } from './tally-r
 export interface SlotChange {
   /** The stream record's id: the same record delivered again makes the same marker. */
   record: string;
+  /**
+   * Earlier records of the same item in the batch, coalesced into this change (lib/service/stream): an
+   * attempt at the batch that died after step A may have left a marker under one of their ids, which this
+   * change then takes as its own.
+   */
+  also?: readonly string[];
   family: 4 | 6 | undefined;
   slot: bigint;
   present: boolean;
@@ -71,7 +78,45 @@ const GROUP_SIZE = 1n << GROUP_BITS;
 
 type Touched = Map<string, { ref: GroupRef; summary: GroupSummary; mine: Set<string> }>;
 
-const refId = (ref: GroupRef) => `${ref.family ?? 0}:${ref.group.toString(16)}`;
+/** A group's id among a pool's groups (the key of `Known.groups`). */
+export const refId = (ref: GroupRef) => `${ref.family ?? 0}:${ref.group.toString(16)}`;
+
+/**
+ * What the stream function already read of a pool, consistently, at the start of its batch: the first
+ * attempt of each conditional write goes from there instead of reading again (a write that finds the item
+ * changed meanwhile reads it again, as always). `pool: null`: there is no pool.
+ */
+export interface Known {
+  pool?: Stored<PoolRecord> | null;
+  groups?: ReadonlyMap<string, GroupSummary>;
+}
+
+/** The groups a batch's slot changes of one pool touch (for the batch's reads). */
+export function groupsOfChanges(changes: readonly SlotChange[]): GroupRef[] {
+  const refs = new Map<string, GroupRef>();
+  for (const change of splitByGroup(changes)) {
+    const ref = { family: change.family, group: change.slot >> GROUP_BITS };
+    refs.set(refId(ref), ref);
+  }
+  return [...refs.values()];
+}
+
+/** A prefix of a pool of a range of lengths changes every group its run touches: one change a group. */
+function splitByGroup(changes: readonly SlotChange[]): SlotChange[] {
+  return changes.flatMap((change) =>
+    change.run
+      ? groupsOfRun(change.run.first, change.run.span).map(({ slot }) => ({ ...change, slot }))
+      : [change],
+  );
+}
+
+/** The ids a change's markers may have, in a group: its own and those of the records it coalesces. */
+function markersOf(change: SlotChange, ref: GroupRef): string[] {
+  const ids = [change.record, ...(change.also ?? [])];
+  if (!change.run) return ids.map(markerId);
+  const group = ref.group.toString(16);
+  return ids.flatMap((id) => [markerId(`${id}#${group}#+`), markerId(`${id}#${group}#-`)]);
+}
 
 /** A record's marker id: short, and the same for every delivery of the record. */
 export function markerId(record: string): string {
@@ -88,36 +133,36 @@ export async function tallyPool(
   id: PoolId,
   changes: readonly SlotChange[],
   options: { recount?: boolean } = {},
+  known: Known = {},
 ): Promise<TallyResult | 'no pool'> {
   const byGroup = new Map<string, { ref: GroupRef; changes: SlotChange[] }>();
-  // A prefix of a pool of a range of lengths changes every group its run touches.
-  const split = changes.flatMap((change) =>
-    change.run
-      ? groupsOfRun(change.run.first, change.run.span).map(({ slot }) => ({ ...change, slot }))
-      : [change],
-  );
-  for (const change of split) {
+  for (const change of splitByGroup(changes)) {
     const ref = { family: change.family, group: change.slot >> GROUP_BITS };
     const entry = byGroup.get(refId(ref)) ?? { ref, changes: [] };
     entry.changes.push(change);
     byGroup.set(refId(ref), entry);
   }
   const touched: Touched = new Map();
-  for (const { ref, changes: inGroup } of byGroup.values()) {
-    const { summary, mine } = await recordInParts(ctx, id, ref, inGroup);
-    // Listed before any of its markers can reach the counts, so a recount never misses a counted group.
-    if (!summary.listed && mine.size > 0) await ctx.table.summaries.listGroup(id, ref);
-    touched.set(refId(ref), { ref, summary, mine });
-  }
+  // Groups are items of their own: written side by side.
+  await Promise.all(
+    [...byGroup.values()].map(async ({ ref, changes: inGroup }) => {
+      const { summary, mine } = await recordInParts(ctx, id, ref, inGroup, known.groups?.get(refId(ref)));
+      // Listed before any of its markers can reach the counts, so a recount never misses a counted group.
+      if (!summary.listed && mine.size > 0) await ctx.table.summaries.listGroup(id, ref);
+      touched.set(refId(ref), { ref, summary, mine });
+    }),
+  );
 
-  const outcome = options.recount ? await recount(ctx, id) : await applyMarkers(ctx, id, touched);
+  const outcome = options.recount ? await recount(ctx, id) : await applyMarkers(ctx, id, touched, known);
   if (!outcome) return 'no pool';
-  for (const { ref, mine } of touched.values()) {
-    if (mine.size > 0) await ctx.table.summaries.finishGroup(id, ref, [...mine]);
-  }
+  await Promise.all(
+    [...touched.values()].map(({ ref, mine }) =>
+      mine.size > 0 ? ctx.table.summaries.finishGroup(id, ref, [...mine]) : undefined,
+    ),
+  );
   const done = [...touched.values()].flatMap(({ mine }) => [...mine]);
-  if (done.length > 0) await forgetApplied(ctx, id, new Set(done));
-  return outcome;
+  if (done.length > 0) await forgetApplied(ctx, id, new Set(done), outcome);
+  return { freed: outcome.freed, available: outcome.available };
 }
 
 /**
@@ -129,11 +174,12 @@ async function recordInParts(
   id: PoolId,
   ref: GroupRef,
   changes: readonly SlotChange[],
+  known?: GroupSummary,
 ): Promise<{ summary: GroupSummary; mine: Set<string> }> {
   const mine = new Set<string>();
-  let summary: GroupSummary | undefined;
+  let summary: GroupSummary | undefined = known;
   for (let start = 0; start < changes.length || start === 0; start += MARKERS_PER_WRITE) {
-    const part = await recordChanges(ctx, id, ref, changes.slice(start, start + MARKERS_PER_WRITE));
+    const part = await recordChanges(ctx, id, ref, changes.slice(start, start + MARKERS_PER_WRITE), summary);
     for (const marker of part.mine) mine.add(marker);
     // Each part reads the group afresh, so the last one's summary holds every part's markers.
     summary = part.summary;
@@ -141,15 +187,20 @@ async function recordInParts(
   return { summary: summary!, mine };
 }
 
-/** Steps 0 and A for one group: flips the bits the changes flip and leaves a marker for each. */
+/**
+ * Steps 0 and A for one group: flips the bits the changes flip and leaves a marker for each. `known`: the
+ * group as last read (the batch's read, or the previous part's write), for the first attempt.
+ */
 async function recordChanges(
   ctx: ClaimContext,
   id: PoolId,
   ref: GroupRef,
   changes: readonly SlotChange[],
+  known?: GroupSummary,
 ): Promise<{ summary: GroupSummary; mine: Set<string> }> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const summary = await ctx.table.summaries.readGroup(id, ref);
+    if (attempt > 0) await backOff(attempt);
+    const summary = attempt === 0 && known ? copyOf(known) : await ctx.table.summaries.readGroup(id, ref);
     let bits: Uint8Array = summary.bits.slice();
     const holds = summary.holds.slice();
     const members = new Set(summary.members);
@@ -164,10 +215,11 @@ async function recordChanges(
           ? `${change.record}#${ref.group.toString(16)}#${change.present ? '+' : '-'}`
           : change.record,
       );
-      if (summary.pending.has(marker)) {
-        mine.add(marker); // an attempt that died after step A left it
-        continue;
-      }
+      // An attempt that died after step A left markers: they are this batch's (their flips are in the
+      // bits already), and what is left to flip is from there to the slot as it is now.
+      const left = markersOf(change, ref).filter((id) => summary.pending.has(id));
+      for (const id of left) mine.add(id);
+      if (left.includes(marker)) continue;
       if (change.run) {
         const { member } = change.run;
         if (change.present === members.has(member)) continue; // applied already, or changes nothing
@@ -206,10 +258,30 @@ async function recordChanges(
         mine.add(marker.id);
         summary.pending.set(marker.id, marker.entries);
       }
-      return { summary: { ...summary, bits, holds, members }, mine };
+      const version = (summary.version ?? 0) + 1;
+      return { summary: { ...summary, bits, holds, members, version }, mine };
     }
   }
   throw new Error(`summary of ${id.kind} ${id.name} kept changing; the batch is retried`);
+}
+
+function copyOf(summary: GroupSummary): GroupSummary {
+  return {
+    ...summary,
+    bits: summary.bits.slice(),
+    holds: summary.holds.slice(),
+    pending: new Map(summary.pending),
+    members: new Set(summary.members),
+  };
+}
+
+/**
+ * A pause before writing again after another writer came first (the concurrent batches of a shard write
+ * one pool's counts): short and jittered, so the writers drift apart without waiting long.
+ */
+function backOff(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(4 * attempt, 40);
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -229,22 +301,36 @@ function markerEntry(offset: number, change: SlotChange, wasHeld: boolean, wasHo
     : [offset, delta, raced, 1, objects];
 }
 
+/** A tally's outcome, with the counts it left (undefined when it wrote none). */
+type Tallied = TallyResult & { counts?: PoolCounts; uid?: string };
+
 /** Step B: adds this batch's markers that the counts do not hold yet. */
 async function applyMarkers(
   ctx: ClaimContext,
   id: PoolId,
   touched: Touched,
-): Promise<TallyResult | undefined> {
+  known: Known = {},
+): Promise<Tallied | undefined> {
   const markers = [...touched.values()].flatMap(({ ref, summary, mine }) =>
     [...mine].map((marker) => ({ marker, ref, entries: summary.pending.get(marker) ?? [] })),
   );
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
+    if (attempt > 0) await backOff(attempt);
+    const pool =
+      attempt === 0 && known.pool !== undefined
+        ? (known.pool ?? undefined)
+        : await ctx.table.get<PoolRecord>(poolKeyOf(id));
     // No pool (yet): the markers stay on the summaries; the pool's first recount takes them.
     if (pool?.t !== 'pool') return undefined;
     const previous = pool.counts;
     const fresh = markers.filter(({ marker }) => previous?.applied?.[marker] === undefined);
-    if (fresh.length === 0) return { freed: false, available: previous?.available ?? true };
+    if (fresh.length === 0)
+      return {
+        freed: false,
+        available: previous?.available ?? true,
+        counts: previous,
+        uid: pool.metadata.uid,
+      };
     const space = spaceOf(pool);
     const applied = appliedWith(
       previous?.applied,
@@ -280,7 +366,7 @@ async function applyMarkers(
     const counts = nextCounts(pool, previous, { allocated, held, searchFrom: hint, freed, applied }, space);
     if (raced) counts.contendedUntil = new Date(Date.now() + POOL_CONTENTION_MS).toISOString();
     if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
-      return { freed, available: counts.available ?? true };
+      return { freed, available: counts.available ?? true, counts, uid: pool.metadata.uid };
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
@@ -326,8 +412,9 @@ async function advanceHint(
  * they were listed before). Every marker seen is taken as counted (its bit is); only this batch's own
  * markers are dropped here, others by their own batches.
  */
-async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | undefined> {
+async function recount(ctx: ClaimContext, id: PoolId): Promise<Tallied | undefined> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    if (attempt > 0) await backOff(attempt);
     const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
     if (pool?.t !== 'pool') return undefined;
     const space = spaceOf(pool);
@@ -347,7 +434,7 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<TallyResult | und
       space,
     );
     if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
-      return { freed: true, available: counts.available ?? true };
+      return { freed: true, available: counts.available ?? true, counts, uid: pool.metadata.uid };
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
@@ -411,18 +498,19 @@ function appliedWith(
   return applied;
 }
 
-/** Step D: the summaries no longer carry these markers, so `applied` need not remember them. */
-async function forgetApplied(ctx: ClaimContext, id: PoolId, markers: Set<string>): Promise<void> {
-  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
-    const previous = pool?.t === 'pool' ? pool.counts : undefined;
-    if (!pool || !previous?.applied) return;
-    const kept = Object.entries(previous.applied).filter(([marker]) => !markers.has(marker));
-    if (kept.length === Object.keys(previous.applied).length) return;
-    const counts = { ...previous, applied: Object.fromEntries(kept), revision: randomUUID() };
-    if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous.revision, counts))
-      return;
-  }
+/**
+ * Step D: the summaries no longer carry these markers, so `applied` need not remember them: one write
+ * that only removes them (store/summaries.ts forgetApplied), which no other counts write conflicts with.
+ */
+async function forgetApplied(
+  ctx: ClaimContext,
+  id: PoolId,
+  markers: Set<string>,
+  written: { counts?: PoolCounts; uid?: string },
+): Promise<void> {
+  const held = Object.keys(written.counts?.applied ?? {}).filter((marker) => markers.has(marker));
+  if (held.length === 0 || written.uid === undefined) return;
+  await ctx.table.summaries.forgetApplied(poolKeyOf(id), written.uid, held);
 }
 
 /** The first position at or after `from` that is not in `sortedHeld` (ascending). */

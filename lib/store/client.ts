@@ -2,6 +2,7 @@
  * The table's connection: the SDK clients, and the two request shapes every store module uses (a
  * conditional write that answers true or false, and a Query read page after page).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   ConditionalCheckFailedException,
   DynamoDBClient,
@@ -9,6 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   PutCommand,
@@ -19,6 +21,39 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ItemKey } from '../domain/records.ts';
 import type { Item } from './items.ts';
+
+/** An item key as one string, for maps of items by key. */
+export function itemKeyText(key: ItemKey): string {
+  return `${key.pk}\u0000${key.sk}`;
+}
+
+/** The keys written (or tried) by the calls made inside `trackWrites`, per async context: key → how often. */
+const tracked = new AsyncLocalStorage<Map<string, number>>();
+
+/**
+ * Runs `work`, counting in `writes` every write it sends through any table (put, update, delete, batch
+ * write; landed or not) by key, in its own async context: concurrent work elsewhere is not mixed in. The
+ * stream function reads again what its own batch wrote (lib/service/stream/reads.ts).
+ */
+export function trackWrites<T>(writes: Map<string, number>, work: () => Promise<T>): Promise<T> {
+  return tracked.run(writes, work);
+}
+
+function noteWrite(command: unknown): void {
+  const writes = tracked.getStore();
+  if (!writes) return;
+  const note = (key: unknown) => {
+    if (!key) return;
+    const text = itemKeyText(key as ItemKey);
+    writes.set(text, (writes.get(text) ?? 0) + 1);
+  };
+  if (command instanceof PutCommand) note(command.input.Item);
+  else if (command instanceof UpdateCommand || command instanceof DeleteCommand) note(command.input.Key);
+  else if (command instanceof BatchWriteCommand) {
+    for (const requests of Object.values(command.input.RequestItems ?? {}))
+      for (const request of requests) note(request.PutRequest?.Item ?? request.DeleteRequest?.Key);
+  }
+}
 
 /**
  * A conditional write lost: the item is not in the state the write expected. `item` is the item it
@@ -55,6 +90,11 @@ export class TableClient {
     this.doc = DynamoDBDocumentClient.from(this.client, {
       marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     });
+    const send = this.doc.send.bind(this.doc) as (...args: unknown[]) => Promise<unknown>;
+    (this.doc as { send: unknown }).send = (...args: unknown[]) => {
+      noteWrite(args[0]);
+      return send(...args);
+    };
     this.tableName = options.tableName;
   }
 
@@ -93,6 +133,25 @@ export class TableClient {
       pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as ItemKey[];
     }
     return keys.map((key) => found.get(id(key)));
+  }
+
+  /**
+   * Any number of items, by `itemKeyText` (a key with no item is absent from the map): getMany's
+   * requests of 100 keys, side by side (one round trip). The stream function's batch read.
+   */
+  async getByKey(keys: readonly ItemKey[], consistent: boolean): Promise<Map<string, Item>> {
+    const all = [...new Map(keys.map((key) => [itemKeyText(key), { pk: key.pk, sk: key.sk }])).values()];
+    const chunks = Array.from({ length: Math.ceil(all.length / BATCH_GET_MAX) }, (_, i) =>
+      all.slice(i * BATCH_GET_MAX, (i + 1) * BATCH_GET_MAX),
+    );
+    const answers = await Promise.all(chunks.map((chunk) => this.getMany(chunk, consistent)));
+    const found = new Map<string, Item>();
+    answers.forEach((items, i) =>
+      items.forEach((item, j) => {
+        if (item) found.set(itemKeyText(chunks[i]![j]!), item);
+      }),
+    );
+    return found;
   }
 
   /** Every item a Query matches, page after page. */

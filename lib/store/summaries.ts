@@ -2,6 +2,7 @@
  * The stream function's bookkeeping of a pool: group summaries (read by claims as a hint, written by
  * service/tally.ts), the directory of summarised groups, and the pool's counts.
  */
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -289,6 +290,41 @@ export class Summaries {
         },
       }),
     );
+  }
+
+  /**
+   * Drops markers' ids from a pool's `counts.applied` (the summaries no longer carry them), if the pool is
+   * still the one with `uid`, and gives the counts a new revision. Conditional on nothing else: it only
+   * forgets, so it need not wait for other counts writes; and the new revision makes every write that read
+   * the counts before it (another batch's, a pool replace carrying them) read them again, so none brings
+   * the ids back.
+   */
+  async forgetApplied(key: ItemKey, uid: string, markers: readonly string[]): Promise<void> {
+    for (let start = 0; start < markers.length; start += MARKERS_PER_WRITE) {
+      const part = markers.slice(start, start + MARKERS_PER_WRITE);
+      const names: Record<string, string> = {
+        '#c': 'counts',
+        '#ap': 'applied',
+        '#r': 'revision',
+        '#m': 'metadata',
+        '#uid': 'uid',
+      };
+      part.forEach((id, i) => (names[`#a${i}`] = id));
+      try {
+        await this.io.doc.send(
+          new UpdateCommand({
+            TableName: this.io.tableName,
+            Key: key,
+            UpdateExpression: `SET #c.#r = :revision REMOVE ${part.map((_, i) => `#c.#ap.#a${i}`).join(', ')}`,
+            ConditionExpression: '#m.#uid = :uid AND attribute_exists(#c.#ap)',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: { ':uid': uid, ':revision': randomUUID() },
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error; // the pool went, or has none
+      }
+    }
   }
 
   /** Writes a pool's counts (from the stream function), if the pool is still the one with `uid`. */

@@ -21,7 +21,9 @@ import type {
   PoolRecord,
 } from '../domain/records.ts';
 import { timestamp } from '../domain/objects.ts';
-import { conditionFailed, TableClient } from './client.ts';
+import { conditionFailed, itemKeyText, TableClient } from './client.ts';
+
+export { itemKeyText };
 import { allocationItem, type Item, type Stored } from './items.ts';
 import { allocationKey, LIST_SHARDS, waitingKey, type PoolId } from './keys.ts';
 import { ALLOCATIONS_INDEX, WAITING_INDEX } from './schema.ts';

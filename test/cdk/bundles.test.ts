@@ -93,10 +93,10 @@ describe('the bundles', () => {
     expect(withSource((source) => source === 'lib/http/openapi.ts')).toEqual(['api']);
   });
 
-  it('hold EventBridge where events are sent, Metrics where metrics are recorded, the batch processor in the stream function', () => {
+  it('hold EventBridge where events are sent, Metrics where metrics are recorded, and no batch processor (the stream function works on a batch as a whole)', () => {
     expect(withPackage('@aws-sdk/client-eventbridge')).toEqual(['stream']);
     expect(withPackage('@aws-lambda-powertools/metrics')).toEqual(['claim', 'stream', 'repair']);
-    expect(withPackage('@aws-lambda-powertools/batch')).toEqual(['stream']);
+    expect(withPackage('@aws-lambda-powertools/batch')).toEqual([]);
   });
 
   it('hold the credential links that apply in Lambda, not the SDK’s whole default chain', () => {

@@ -59,8 +59,19 @@ const poolItem = (n: number, extra: Record<string, unknown> = {}) => ({
 
 type Handler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
+/**
+ * One batch of a shard at a time, unless a test asks for more: the batching, retries and bisection below
+ * are each lane's, and read plainest on one lane (the lanes have their own test).
+ */
 function consumer(streamArn: string, handler: Handler, options: Partial<StreamConsumerOptions> = {}) {
-  return new StreamConsumer({ client: streams, streamArn, handler, pollMs: 10, ...options }).start();
+  return new StreamConsumer({
+    client: streams,
+    streamArn,
+    handler,
+    pollMs: 10,
+    parallelizationFactor: 1,
+    ...options,
+  }).start();
 }
 
 const pkOf = (record: DynamoDBRecord) => record.dynamodb!.Keys!.pk!.S!;
@@ -160,6 +171,39 @@ describe('the Streams API consumer on DynamoDB Local', () => {
     // 8 throws → 4 pass (0–3) → 4 throws → 2 throws → 4 alone passes → 5–7 throw → 2 throws → 5 alone
     // fails three times (a try and 2 retries) and is given up → 6–7 pass.
     expect(sizes).toEqual([8, 4, 4, 2, 1, 3, 2, 1, 1, 1, 2]);
+  });
+
+  it('spreads a shard over concurrent batches by item: each item in commit order, a stuck item holding up only its lane', async () => {
+    const { tableName, streamArn } = await newTable();
+    const items = 12;
+    for (let round = 0; round < 4; round++)
+      for (let n = 0; n < items; n++) await put(tableName, poolItem(n, { round }));
+    const seen = new Map<string, number[]>();
+    let inFlight = 0;
+    let most = 0;
+    let stuck = true;
+    const slow = poolItem(0).pk;
+    const feed = consumer(
+      streamArn,
+      async (event) => {
+        most = Math.max(most, ++inFlight);
+        // The first batch holding item 0 waits until others have gone by: it holds up only its own lane.
+        if (stuck && event.Records.some((record) => pkOf(record) === slow)) {
+          stuck = false;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        for (const record of event.Records) {
+          const round = Number(record.dynamodb!.NewImage!.round!.N);
+          seen.set(pkOf(record), [...(seen.get(pkOf(record)) ?? []), round]);
+        }
+        inFlight--;
+      },
+      { parallelizationFactor: 4 },
+    );
+    await feed.drained();
+    await feed.stop();
+    expect(most).toBeGreaterThan(1);
+    for (let n = 0; n < items; n++) expect(seen.get(poolItem(n).pk)).toEqual([0, 1, 2, 3]);
   });
 
   it('resumes after its checkpoint: a new consumer on the same file sees only what came later', async () => {

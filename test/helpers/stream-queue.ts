@@ -3,10 +3,11 @@
  * feed, lib/local/stores.ts), filtered with lib/cloud/stream-filter.ts, queued until the test hands a
  * batch to a stream handler.
  *
- * Delivery keeps what DynamoDB Streams keeps (a key's records in commit order; a batch that reports a
- * failure is retried from its first failed record) and varies what it does not promise: the order of
- * records of different keys, batch sizes (a bisected batch is two smaller ones), and, when asked,
- * duplicates and replays of batches already delivered.
+ * Delivery keeps what DynamoDB Streams and the event source mapping keep (a key's records in commit
+ * order, and a key in one batch in flight at a time; a batch that reports a failure is retried from its
+ * first failed record) and varies what they do not promise: the order of records of different keys,
+ * batch sizes (a bisected batch is two smaller ones), several batches in flight at once (the mapping's
+ * parallelization factor), and, when asked, duplicates and replays of batches already delivered.
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { ItemChange } from '../../lib/local/store.ts';
@@ -49,6 +50,16 @@ export class StreamQueue {
     });
   }
 
+  /** Numbers the next records past `sequence` (records of another queue handed to this one keep theirs). */
+  numberAfter(sequence: number): void {
+    this.sequence = Math.max(this.sequence, sequence);
+  }
+
+  /** Resolves once every change committed before the call is in `pending` (or filtered out). */
+  caughtUp(): Promise<void> {
+    return this.feed.caughtUp();
+  }
+
   async close(): Promise<void> {
     this.unsubscribe();
     await this.feed.close();
@@ -56,18 +67,20 @@ export class StreamQueue {
 
   /**
    * Takes up to `size` pending records: each pick is any record whose key has no earlier pending record,
-   * so records of different keys come in any order and each key's in commit order.
+   * so records of different keys come in any order and each key's in commit order. Keys in `busy` (in
+   * another batch in flight) are left for later.
    */
-  private take(size: number, random: () => number): DynamoDBRecord[] {
+  private take(size: number, random: () => number, busy: ReadonlySet<string> = new Set()): DynamoDBRecord[] {
     const batch: DynamoDBRecord[] = [];
     while (batch.length < size && this.pending.length > 0) {
-      const seen = new Set<string>();
+      const seen = new Set<string>(busy);
       const eligible: number[] = [];
       this.pending.forEach((record, index) => {
         const key = keyOf(record);
         if (!seen.has(key)) eligible.push(index);
         seen.add(key);
       });
+      if (eligible.length === 0) break;
       const index = eligible[Math.floor(random() * eligible.length)]!;
       batch.push(...this.pending.splice(index, 1));
     }
@@ -75,17 +88,35 @@ export class StreamQueue {
   }
 
   /**
-   * Delivers one batch of up to `size` records. Records from the first one the handler reports failed
-   * (or all, when it throws) go back to the front of the queue, as the event source mapping retries them.
+   * Delivers one batch of up to `size` records, or (`concurrent`) that many batches side by side, no key
+   * in two of them (the mapping keeps an item's records in order: one batch of them at a time). Records
+   * from the first one the handler reports failed (or all, when it throws) go back to the front of the
+   * queue, as the event source mapping retries them.
    */
   async deliver(
     handler: StreamHandler,
     size: number,
     random: () => number,
-    options: { duplicate?: boolean } = {},
+    options: { duplicate?: boolean; concurrent?: number } = {},
   ): Promise<void> {
-    const batch = this.take(size, random);
-    if (batch.length === 0) return;
+    const busy = new Set<string>();
+    const batches: DynamoDBRecord[][] = [];
+    for (let i = 0; i < (options.concurrent ?? 1); i++) {
+      const batch = this.take(size, random, busy);
+      if (batch.length === 0) break;
+      for (const record of batch) busy.add(keyOf(record));
+      batches.push(batch);
+    }
+    const retries = await Promise.all(batches.map((batch) => this.deliverOne(handler, batch, options)));
+    // Each batch's retried records before every pending one (their keys are disjoint: any order of them).
+    this.pending.unshift(...retries.flat());
+  }
+
+  private async deliverOne(
+    handler: StreamHandler,
+    batch: DynamoDBRecord[],
+    options: { duplicate?: boolean },
+  ): Promise<DynamoDBRecord[]> {
     this.delivered.push(batch);
     if (this.delivered.length > 50) this.delivered.shift();
     const event = { Records: options.duplicate ? [...batch, ...batch] : batch };
@@ -100,7 +131,7 @@ export class StreamQueue {
       retryFrom = 0;
     }
     this.recordsDelivered += retryFrom;
-    this.pending.unshift(...batch.slice(retryFrom));
+    return batch.slice(retryFrom);
   }
 
   /**

@@ -245,6 +245,7 @@ describe('pool counts', () => {
       return (
         key?.sk === '~' ||
         expression.includes('#c = :counts') ||
+        expression.includes('#c.#ap.') ||
         String(key?.pk ?? (command.input.Item as { pk?: string } | undefined)?.pk).startsWith('D#')
       );
     };

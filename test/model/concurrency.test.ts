@@ -14,6 +14,7 @@ import { startTestStore } from '../helpers/allot.ts';
 import { alwaysViolations, drainedViolations } from './invariants.ts';
 import { Clock, World, type Answer } from './world.ts';
 import { recordFigure } from '../helpers/figures.ts';
+import { STREAM_MAPPING } from '../../lib/cloud/stream-mapping.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 const POOLS = [
@@ -45,7 +46,15 @@ type Action =
     }
   /** DELETE of an allocation object by the name `<pool>-<value>`, whichever object has it. */
   | { type: 'unprovision'; named: { pool: number; value: number } }
-  | { type: 'stream'; size: number; duplicate: boolean; replay: boolean; lose: boolean }
+  | {
+      type: 'stream';
+      size: number;
+      /** Batches in flight at once, no key in two (the mapping's concurrent batches per shard). */
+      concurrent: number;
+      duplicate: boolean;
+      replay: boolean;
+      lose: boolean;
+    }
   | { type: 'repair' };
 
 interface Op {
@@ -127,6 +136,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({
       type: fc.constant('stream' as const),
       size: fc.integer({ min: 1, max: 12 }),
+      concurrent: fc.integer({ min: 1, max: STREAM_MAPPING.parallelizationFactor }),
       duplicate: fc.boolean(),
       replay: fc.boolean(),
       // With faults on, half the deliveries first lose a pending record for good (dead-lettered).
@@ -263,11 +273,12 @@ async function runOp(run: Run, op: Op): Promise<OpAnswer | undefined> {
     // The scheduled sweep, on the stream function's client and faults: one that dies just stops.
     if (REPAIR) await world.repair().catch(() => undefined);
   } else if (op.action.type === 'stream') {
-    const { size, duplicate, replay, lose } = op.action;
+    const { size, concurrent, duplicate, replay, lose } = op.action;
     if (lose && run.faulty) await world.queue.lose(undefined, world.random);
     if (replay && run.faulty) await world.queue.replay(world.streamHandler, world.random);
     await world.queue.deliver(world.streamHandler, size, world.random, {
       duplicate: duplicate && run.faulty,
+      concurrent,
     });
   } else {
     const { method, path, body } = request(op.action);
@@ -439,7 +450,7 @@ class StepCommand implements fc.AsyncCommand<Model, Run> {
   constructor(readonly ops: Op[]) {}
   check = () => true;
   async run(model: Model, run: Run): Promise<void> {
-    // One stream batch in flight at a time, as one shard's event source mapping delivers.
+    // At most one stream action a step; it may put several batches in flight (stream.deliver).
     const answers = await Promise.all(this.ops.map((op) => runOp(run, op)));
     learn(model, this.ops, answers, run.violations);
     disown(model, run, this.ops, answers);

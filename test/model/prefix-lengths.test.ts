@@ -23,6 +23,7 @@ import type { AllotStore } from '../../lib/local/stores.ts';
 import { startTestStore } from '../helpers/allot.ts';
 import { seededRandom } from '../helpers/faults.ts';
 import { recordFigure } from '../helpers/figures.ts';
+import { STREAM_MAPPING } from '../../lib/cloud/stream-mapping.ts';
 import { Clock, World, type Answer, type Item } from './world.ts';
 
 const POOL = 'region';
@@ -270,11 +271,14 @@ async function step(world: World, random: () => number, faulty: boolean): Promis
         },
       };
     const lose = faulty && random() < 0.25;
+    const size = 1 + Math.floor(random() * 12);
+    // Batches in flight at once, no key in two (the mapping's concurrent batches per shard).
+    const concurrent = 1 + Math.floor(random() * STREAM_MAPPING.parallelizationFactor);
     return {
       instance,
       call: async () => {
         if (lose) await world.queue.lose(undefined, world.random);
-        await world.queue.deliver(world.streamHandler, 1 + Math.floor(random() * 12), world.random, {});
+        await world.queue.deliver(world.streamHandler, size, world.random, { concurrent });
         return undefined;
       },
     };

@@ -207,6 +207,37 @@ describe('regressions found by the model', () => {
     }
   });
 
+  it('keeps the object a claim allocated again at the same value when the REMOVE of its old one comes again', async () => {
+    // Found by the coalescing property (test/model/coalescing.test.ts): the claim names a key, not an
+    // object, so the old object's REMOVE, delivered again, took the new object at that key for the old.
+    const world = await World.create(store, 18, 1);
+    const api = world.instances[0]!;
+    try {
+      await api.call('PUT', 'indexpools/p', { spec: { ranges: ['0..0'] } });
+      const claimed = await api.call('PUT', 'claims/c0', {
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+      });
+      expect(claimed.body.status.value).toBe('0');
+      await world.queue.drain(world.streamHandler, world.random);
+      // A user deletes the claim's object; the stream has the claim allocate again: the pool's one value,
+      // so the new object has the old one's key.
+      expect((await api.call('DELETE', 'indices/p-0')).status).toBe(200);
+      await world.queue.caughtUp();
+      const removal = world.queue.pending.find((record) => record.eventName === 'REMOVE')!;
+      await world.queue.drain(world.streamHandler, world.random);
+      const again = await api.call('GET', 'claims/c0');
+      expect(again.body.status.value).toBe('0');
+
+      // The removal comes again (a retried batch): the claim keeps what it holds now.
+      await world.streamHandler({ Records: [removal] });
+      await world.queue.drain(world.streamHandler, world.random);
+      expect((await api.call('GET', 'claims/c0')).body.status).toMatchObject({ value: '0' });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      await world.close();
+    }
+  });
+
   it('deletes, in a cascade, the claim that binds an object after the cascade listed it', async () => {
     const world = await World.create(store, 17, 2);
     const [deleter, claimer] = world.instances as [Instance, Instance];

@@ -39,7 +39,7 @@ import {
   settle,
   type Outcome,
 } from '../decide.ts';
-import { allocationOutcome } from '../outcome.ts';
+import { allocationOutcome, midAllocation } from '../outcome.ts';
 import { readForClaim, type ClaimReads } from '../claim-reads.ts';
 import type { Stored } from '../../store/items.ts';
 import { ConditionFailedError } from '../../store/client.ts';
@@ -273,7 +273,7 @@ async function settledAnswer(
   key: ItemKey,
   settled: ClaimRecord | undefined,
 ): Promise<ClaimRecord | undefined> {
-  return settled?.phase === 'Allocating' ? allocationOutcome(ctx, key, settled) : settled;
+  return midAllocation(settled) ? allocationOutcome(ctx, key, settled) : settled;
 }
 
 /**
@@ -364,7 +364,7 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
       read = made.inTheWay;
     } else read = await ctx.table.get<ClaimRecord>(key);
     // Another request is allocating it: its outcome first (never answered mid-allocation).
-    const current = read?.phase === 'Allocating' ? await allocationOutcome(ctx, key, read) : read;
+    const current = midAllocation(read) ? await allocationOutcome(ctx, key, read!) : read;
     checkUnchangedSince(request, () => (current?.t === 'claim' ? claimObject(current) : undefined));
     if (current?.t !== 'claim') {
       create = true; // gone since (a PATCH was refused above): created anew

@@ -18,7 +18,7 @@ import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
 import { isObject, type JsonObject, type Metadata } from '../../domain/validation.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
-import { allocationOutcome } from '../outcome.ts';
+import { allocationOutcome, midAllocation } from '../outcome.ts';
 export interface OperationRequest {
   params: Record<string, string>;
   query: Record<string, string | undefined>;
@@ -191,8 +191,7 @@ export async function readObject(
   const item = await ctx.table.get<PoolRecord | ClaimRecord>(key);
   if (resource === 'claims') {
     // A claim mid-allocation is answered with its outcome (api.md, "Routes").
-    const claim =
-      item?.t === 'claim' && item.phase === 'Allocating' ? await allocationOutcome(ctx, key, item) : item;
+    const claim = item?.t === 'claim' && midAllocation(item) ? await allocationOutcome(ctx, key, item) : item;
     if (claim?.t !== 'claim') throw notFound(resource, name);
     return { statusCode: 200, body: claimObject(claim) };
   }
