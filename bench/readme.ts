@@ -245,6 +245,88 @@ const prefixRows = existsSync(prefixFile)
     ])
   : [];
 
+/** Issue 26's rows, from bench/watch-results.json (bench/watch.ts): a selected list, a watch event. */
+interface WatchResults {
+  selectedList: {
+    claimsInNamespace: number;
+    lists: {
+      query: string;
+      pages: number;
+      items: number;
+      requests: number;
+      units: number;
+      unitsPerClaimInNamespace: number;
+      unitsForAMillion: number;
+    }[];
+  };
+  watchEvent: {
+    claims: number;
+    runs: {
+      shards: number;
+      batches: number;
+      events: number;
+      history: { requestsPerEvent: number; unitsPerEvent: number };
+      watch: { events: number; requests: number; unitsPerEvent: number };
+    }[];
+  };
+}
+const watchFile = new URL('./watch-results.json', import.meta.url);
+const watchResults = existsSync(watchFile)
+  ? (JSON.parse(readFileSync(watchFile, 'utf8')) as WatchResults)
+  : undefined;
+const watchSection = watchResults
+  ? [
+      `A selected list (bench/watch.ts): ${watchResults.selectedList.claimsInNamespace.toLocaleString('en')} claims in one namespace, 1 % labelled \`team=fabric\`, listed as kubectl lists (pages of 500, following \`continue\`); the last column scales the units per claim to a namespace of a million:`,
+      '',
+      table(
+        [
+          'list',
+          'pages',
+          'items',
+          'requests',
+          'capacity units',
+          'units per claim in the namespace',
+          'a million claims',
+        ],
+        watchResults.selectedList.lists.map((list) => [
+          decodeURIComponent(list.query),
+          String(list.pages),
+          String(list.items),
+          String(list.requests),
+          String(list.units),
+          String(list.unitsPerClaimInNamespace),
+          list.unitsForAMillion.toLocaleString('en'),
+        ]),
+      ),
+      '',
+      `A watch event (bench/watch.ts): ${watchResults.watchEvent.claims} claims made through the API (3 events each: the claim's ADDED and MODIFIED, its Index's ADDED), their records delivered to the history function in batches of up to 100 per shard, shards side by side; then one watch from the list's resourceVersion reads the claims' events:`,
+      '',
+      table(
+        [
+          'shards',
+          'batches',
+          'events',
+          'history: requests per event',
+          'history: units per event',
+          'watch: events read',
+          'watch: requests',
+          'watch: units per event',
+        ],
+        watchResults.watchEvent.runs.map((run) => [
+          String(run.shards),
+          String(run.batches),
+          String(run.events),
+          String(run.history.requestsPerEvent),
+          String(run.history.unitsPerEvent),
+          String(run.watch.events),
+          String(run.watch.requests),
+          String(run.watch.unitsPerEvent),
+        ]),
+      ),
+      '',
+    ]
+  : [];
+
 const section = [
   '<!-- bench:start (generated from bench/results.json by bench/readme.ts) -->',
   '',
@@ -300,6 +382,7 @@ const section = [
       ]
     : []),
   ...streamSection(table),
+  ...watchSection,
   '<!-- bench:end -->',
 ].join('\n');
 

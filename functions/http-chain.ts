@@ -15,16 +15,11 @@ import {
   toAllotError,
 } from '../lib/domain/errors.ts';
 import type { Dispatch } from '../lib/http/dispatch.ts';
-import type { OperationRequest, Reply } from '../lib/service/operations/common.ts';
-import { ALL_ROUTES, matchRoute } from '../lib/http/routes.ts';
-import {
-  APPLY_PATCH,
-  bodyTypeProblem,
-  checkKubeQuery,
-  kubeReply,
-  readAsList,
-  selectedName,
-} from '../lib/http/kube-http.ts';
+import type { Operation, OperationRequest, Reply } from '../lib/service/operations/common.ts';
+import { ALL_ROUTES, matchRoute, type Route } from '../lib/http/routes.ts';
+import { APPLY_PATCH, bodyTypeProblem, checkKubeQuery, kubeReply } from '../lib/http/kube-http.ts';
+import { includeObjectOf, toTable, wantsTable } from '../lib/http/kube-table.ts';
+import { isWatch, type WatchOptions } from '../lib/service/operations/watch.ts';
 
 import { lazyContext } from './context.ts';
 import { logger } from './observability.ts';
@@ -32,8 +27,27 @@ import { type ClaimContext } from '../lib/service/context.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** `parsed`: the request; `contentType`: the body's, bare and lowercased ('' without a body). */
-type Event = APIGatewayProxyEventV2 & { parsed?: OperationRequest; contentType?: string };
+/**
+ * Where a watch streams its lines as it finds them (the local server); without one, a watch is a long
+ * poll whose lines are the answer's body (API Gateway cannot stream a Lambda's answer).
+ */
+export type WatchSink = Pick<WatchOptions, 'write' | 'signal' | 'open'> &
+  Partial<Pick<WatchOptions, 'endAfterEvents' | 'maxMs'>>;
+
+/**
+ * `parsed`: the request; `contentType`: the body's, bare and lowercased ('' without a body); `watchSink`:
+ * set by the local server for a watch.
+ */
+type Event = APIGatewayProxyEventV2 & {
+  parsed?: OperationRequest;
+  contentType?: string;
+  watchSink?: WatchSink;
+};
+
+/** How long a long poll lasts at most: it ends before API Gateway's HTTP API cuts it (30 s, not raisable). */
+export const LONG_POLL_MS = 25_000;
+/** How long a streamed watch lasts without timeoutSeconds (Kubernetes' default is 30 to 60 minutes). */
+export const STREAM_WATCH_MS = 30 * 60_000;
 
 /** Rejects bodies over 64 KiB before anything parses them (413). */
 const bodySizeLimitBefore = (request: middy.Request<Event>) => {
@@ -127,7 +141,50 @@ const statusErrorsOnError = (request: middy.Request<Event, APIGatewayProxyStruct
 export function createHttpChain(dispatch: Dispatch, context?: Partial<ClaimContext> | (() => ClaimContext)) {
   const contextOf = typeof context === 'function' ? context : lazyContext(context);
 
-  const route = async (event: Event): Promise<APIGatewayProxyStructuredResultV2> => {
+  /** A list with `watch=true`: streamed into the sink, or answered as a long poll. */
+  const watch = async (
+    served: Operation,
+    matched: Route,
+    request: OperationRequest,
+    event: Event,
+    context: Context | undefined,
+  ): Promise<APIGatewayProxyStructuredResultV2> => {
+    const sink = event.watchSink;
+    const lines: string[] = [];
+    // kubectl get -w asks for Tables: each event's object is then a Table of its one row.
+    let present: WatchOptions['present'];
+    if (matched.kube && matched.resource && wantsTable(headerOf(event, 'accept'))) {
+      const include = includeObjectOf(request.query.includeObject);
+      if (include === undefined) throw new BadRequestError('includeObject must be None, Metadata or Object');
+      const resource = matched.resource;
+      present = (object) =>
+        toTable(resource, [object], {
+          now: new Date(),
+          include,
+          metadata: { resourceVersion: (object.metadata as { resourceVersion: string }).resourceVersion },
+        });
+    }
+    const remaining = context?.getRemainingTimeInMillis?.() ?? LONG_POLL_MS + 3_000;
+    const options: WatchOptions = sink
+      ? { endAfterEvents: false, maxMs: STREAM_WATCH_MS, pollMs: 200, present, ...sink }
+      : {
+          write: (line) => lines.push(line),
+          endAfterEvents: true,
+          maxMs: Math.max(0, Math.min(LONG_POLL_MS, remaining - 3_000)),
+          pollMs: 1_000,
+          // Lambda's answer through API Gateway is at most 6 MB: a long backlog comes in several.
+          maxBytes: 4_000_000,
+          present,
+        };
+    await served({ ...request, watch: options }, contextOf());
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: lines.map((line) => `${line}\n`).join(''),
+    };
+  };
+
+  const route = async (event: Event, context?: Context): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
     const path = event.rawPath ?? '/';
     const { match, allowed } = matchRoute(method, path, ALL_ROUTES);
@@ -155,16 +212,11 @@ export function createHttpChain(dispatch: Dispatch, context?: Partial<ClaimConte
     if (match.route.kube) checkKubeQuery(match.route, request.query);
     logger.appendKeys(logKeysOf(event, request, match.route.resource === 'claims'));
     const { operation, kube } = match.route;
-    const selected = kube && operation === 'list' ? selectedName(request.query) : undefined;
-    const reply =
-      selected === undefined
-        ? await served(request, contextOf())
-        : await readAsList(() =>
-            dispatch(match.route, 'read')!(
-              { ...request, params: { ...request.params, name: selected } },
-              contextOf(),
-            ),
-          );
+    if (operation === 'listEveryNamespace' && isWatch(request.query))
+      throw new BadRequestError('a watch is served per namespace; watch one namespace (without -A)');
+    if (operation === 'list' && isWatch(request.query))
+      return watch(dispatch(match.route, 'watch')!, match.route, request, event, context);
+    const reply = await served(request, contextOf());
     if (!kube) return json(reply);
     return json(
       kubeReply(match.route, reply, {

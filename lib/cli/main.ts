@@ -43,7 +43,7 @@ export const USAGE = `allot: hands out numbered resources (ASNs, VLANs, IP addre
 
 Usage:
   allot apply -f <file|-> [--wait]            create or update what the manifests describe (YAML or JSON)
-  allot get <resource> [name] [-o table|wide|json|yaml]
+  allot get <resource> [name] [-l selector] [--field-selector f=v] [-o table|wide|json|yaml]
   allot describe <pool-resource> <name>       spec, status, utilisation and a map of taken and free values
   allot claim <name> --pool <kind>/<pool> [--value v] [--within w] [--reserved a,b]
               [--prefix-length L] [--owner <kind>/<name>] [--wait]
@@ -71,6 +71,8 @@ Options:
 const OPTIONS = {
   namespace: { type: 'string', short: 'n', default: 'default' },
   output: { type: 'string', short: 'o', default: 'table' },
+  selector: { type: 'string', short: 'l' },
+  'field-selector': { type: 'string' },
   filename: { type: 'string', short: 'f' },
   wait: { type: 'boolean', default: false },
   pool: { type: 'string' },
@@ -92,6 +94,8 @@ const OPTIONS = {
 type Options = {
   namespace: string;
   output: string;
+  selector?: string;
+  'field-selector'?: string;
   filename?: string;
   wait: boolean;
   pool?: string;
@@ -330,6 +334,13 @@ class Cli {
     if (!['table', 'wide', 'json', 'yaml'].includes(output))
       throw new CliError(`-o must be table, wide, json or yaml (got ${output})`, [], 2);
     const resources = resourcesOf(word);
+    // Kubernetes' selectors, as kubectl's -l and --field-selector send them (the server parses them).
+    const selected = new URLSearchParams();
+    if (this.options.selector !== undefined) selected.set('labelSelector', this.options.selector);
+    if (this.options['field-selector'] !== undefined)
+      selected.set('fieldSelector', this.options['field-selector']);
+    if (name !== undefined && selected.size > 0)
+      throw new CliError('a name cannot be given with -l or --field-selector', [], 2);
     if (name !== undefined) {
       const found = await this.findOne(resources, name);
       if (output === 'json' || output === 'yaml') this.print(found.object, output);
@@ -337,7 +348,8 @@ class Cli {
       return 0;
     }
     const lists: { resource: Resource; items: Record<string, any>[] }[] = [];
-    for (const resource of resources) lists.push({ resource, items: await this.list(resource) });
+    for (const resource of resources)
+      lists.push({ resource, items: await this.list(resource, selected.toString()) });
     const items = lists.flatMap((list) => list.items);
     if (output === 'json' || output === 'yaml') {
       this.print({ apiVersion: 'v1', kind: 'List', items }, output);

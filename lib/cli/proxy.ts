@@ -3,6 +3,12 @@
  * deployed API signed with SigV4 (execute-api) from the standard AWS credential chain, so no browser or
  * local tool ever holds AWS keys and the API stays IAM-only. One implementation for `allot proxy`
  * (kubectl) and `allot ui` (which serves the console's page through the `serve` hook).
+ *
+ * A watch (`?watch=true`) behind API Gateway is a long poll that ends after its first events (the HTTP
+ * API cuts any answer at 30 s), and `kubectl get -w` stops when its answer ends; so the proxy holds the
+ * client's watch open and polls the API again from the last resourceVersion it got (asking for
+ * bookmarks, so it goes on past events a selector leaves out), streaming each event as it comes: a
+ * watch through `allot proxy` lasts as long as the client wants, as against a Kubernetes API server.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -68,6 +74,28 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
     });
   });
 
+  /** Sends one request upstream, signed; undefined when it cannot be signed (answered 401 here). */
+  async function send(
+    response: ServerResponse,
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    text: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<Response | undefined> {
+    let sent = headers;
+    if (sign) {
+      try {
+        sent = await signedHeaders({ method, url, headers, body: text }, { region: region!, credentials });
+      } catch (error) {
+        answer(response, 401, 'Unauthorized', `cannot sign the request: ${(error as Error).message}`);
+        return undefined;
+      }
+      delete sent.host; // fetch sets it from the URL
+    }
+    return fetch(url, { method, headers: sent, body: text, redirect: 'manual', signal });
+  }
+
   async function forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readBody(request);
     if (body === undefined) {
@@ -82,25 +110,74 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
       const value = request.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    const text = body.length > 0 ? body : undefined;
-    let sent = headers;
-    if (sign) {
+    if (method === 'GET' && ['true', '1'].includes(url.searchParams.get('watch') ?? ''))
+      return watch(request, response, url, headers);
+    const upstream = await send(response, method, url, headers, body.length > 0 ? body : undefined);
+    if (!upstream) return;
+    response.writeHead(upstream.status, returnedHeaders(upstream));
+    response.end(Buffer.from(await upstream.arrayBuffer()));
+  }
+
+  /** A client's watch, held open over the API's long polls (see the top of this file). */
+  async function watch(
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: URL,
+    headers: Record<string, string>,
+  ): Promise<void> {
+    const bookmarks = ['true', '1'].includes(url.searchParams.get('allowWatchBookmarks') ?? '');
+    const timeout = Number(url.searchParams.get('timeoutSeconds') ?? '0');
+    const deadline = timeout > 0 ? Date.now() + timeout * 1000 : Infinity;
+    let gone = false;
+    const stop = new AbortController();
+    response.on('close', () => {
+      gone = true;
+      stop.abort();
+    });
+    url.searchParams.set('allowWatchBookmarks', 'true');
+    for (let first = true; !gone && Date.now() < deadline; first = false) {
+      if (timeout > 0)
+        url.searchParams.set('timeoutSeconds', String(Math.ceil((deadline - Date.now()) / 1000)));
+      let upstream: Response | undefined;
+      let text: string;
       try {
-        sent = await signedHeaders({ method, url, headers, body: text }, { region: region!, credentials });
+        upstream = await send(response, 'GET', url, headers, undefined, stop.signal);
+        if (!upstream) return;
+        text = await upstream.text();
       } catch (error) {
-        answer(response, 401, 'Unauthorized', `cannot sign the request: ${(error as Error).message}`);
+        if (gone) return; // the client left: so does its watch
+        if (first) throw error;
+        const status = {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: 502,
+          reason: 'BadGateway',
+        };
+        const message = `cannot reach ${endpoint.origin}: ${(error as Error).message}`;
+        response.end(`${JSON.stringify({ type: 'ERROR', object: { ...status, message } })}\n`);
         return;
       }
-      delete sent.host; // fetch sets it from the URL
+      if (upstream.status !== 200) {
+        // Before the first event, the API's own answer; after it, an ERROR event, as Kubernetes sends.
+        if (first) {
+          response.writeHead(upstream.status, returnedHeaders(upstream));
+          response.end(text);
+        } else response.end(`${JSON.stringify({ type: 'ERROR', object: JSON.parse(text) as unknown })}\n`);
+        return;
+      }
+      if (first) response.writeHead(200, { 'content-type': 'application/json' });
+      for (const line of text.split('\n').filter((part) => part.trim())) {
+        const event = JSON.parse(line) as {
+          type?: string;
+          object?: { metadata?: { resourceVersion?: string } };
+        };
+        const version = event.object?.metadata?.resourceVersion;
+        if (version) url.searchParams.set('resourceVersion', version);
+        if (event.type !== 'BOOKMARK' || bookmarks) response.write(`${line}\n`);
+      }
     }
-    const upstream = await fetch(url, { method, headers: sent, body: text, redirect: 'manual' });
-    const returned: Record<string, string> = {};
-    for (const name of RETURNED_HEADERS) {
-      const value = upstream.headers.get(name);
-      if (value !== null) returned[name] = value;
-    }
-    response.writeHead(upstream.status, returned);
-    response.end(Buffer.from(await upstream.arrayBuffer()));
+    response.end();
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -117,6 +194,15 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
         server.closeAllConnections();
       }),
   };
+}
+
+function returnedHeaders(upstream: Response): Record<string, string> {
+  const returned: Record<string, string> = {};
+  for (const name of RETURNED_HEADERS) {
+    const value = upstream.headers.get(name);
+    if (value !== null) returned[name] = value;
+  }
+  return returned;
 }
 
 function isLocalHost(host: string): boolean {

@@ -17,19 +17,18 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, type DynamoEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../http/routes.ts';
-import { STREAM_FILTER_PATTERNS } from './stream-filter.ts';
-import { STREAM_MAPPING } from './stream-mapping.ts';
+import { historyEventSourceProps, streamEventSourceProps } from './event-sources.ts';
 import { REQUEST_RULES, type RequestRule } from './requests.ts';
 import { constructIdOf, createAllotFunction } from './lambda.ts';
 
-import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
+import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY, TTL_ATTRIBUTE } from '../store/schema.ts';
 
 import { FUNCTION_NAMES, FUNCTION_SETTINGS, type AllotFunctionName } from './functions.ts';
 import { repairsMetric, scheduleRepairs } from './repair.ts';
@@ -119,33 +118,7 @@ export interface AllotServiceProps {
 /** CloudWatch namespace of the functions' EMF metrics (functions/metrics.ts). */
 export const METRICS_NAMESPACE = 'Allot';
 
-/**
- * The stream's event source settings, in one place (aws-solutions-constructs'
- * `lambda-event-source-mapping-defaults.ts`): a poison record is isolated by bisecting, retried a bounded
- * number of times for at most a day, then reported to the dead-letter queue; the handler reports
- * per-record failures, and only the records `lib/cloud/stream-filter.ts` names reach it.
- */
-export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEventSourceProps {
-  return {
-    startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-    batchSize: STREAM_MAPPING.batchSize,
-    maxBatchingWindow: Duration.seconds(STREAM_MAPPING.maxBatchingWindowSeconds),
-    bisectBatchOnError: true,
-    retryAttempts: STREAM_MAPPING.retryAttempts,
-    maxRecordAge: Duration.hours(STREAM_MAPPING.maxRecordAgeHours),
-    // Several batches of a shard at once. Lambda still keeps each item's records in order ("in-order
-    // processing at the item (partition and sort key) level", https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html),
-    // as DynamoDB Streams writes them ("for each item ... the stream records appear in the same sequence
-    // as the actual modifications to the item", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html).
-    // That is enough for every effect of the stream function: an item's own work sees its changes in
-    // order, and work on two items was already unordered (two shards, any order), so every effect reads
-    // what it decides on and writes conditionally (lib/service/stream/batch.ts has the argument).
-    parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
-    reportBatchItemFailures: true,
-    onFailure: new SqsDlq(deadLetterQueue),
-    filters: STREAM_FILTER_PATTERNS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
-  };
-}
+export { historyEventSourceProps, streamEventSourceProps };
 
 /** Rejects prop combinations CloudFormation would only fail on at deploy (or delete) time. */
 function checkProps(props: AllotServiceProps): void {
@@ -204,6 +177,8 @@ export class AllotService extends Construct {
   public readonly claimServiceToken: string;
   /** Where the stream's event source mapping reports batches it gave up on. */
   public readonly deadLetterQueue: sqs.Queue;
+  /** The stream's second reader: the history watches read. */
+  public readonly historyFunction: lambda.Function;
   /** The bus events go out on and requests come in from. */
   public readonly eventBus: events.IEventBus;
   /** `Allot Claim Requested` → the claim function. */
@@ -232,6 +207,7 @@ export class AllotService extends Construct {
       deletionProtection: props.deletionProtection ?? true,
       encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
       dynamoStream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy,
       // The same definition the local store creates its table from.
       globalSecondaryIndexes: TABLE_INDEXES.map((index) => ({
@@ -268,6 +244,8 @@ export class AllotService extends Construct {
     this.streamFunction.addEventSource(
       new DynamoEventSource(this.table, streamEventSourceProps(this.deadLetterQueue)),
     );
+    this.historyFunction = functions.history;
+    this.historyFunction.addEventSource(new DynamoEventSource(this.table, historyEventSourceProps()));
 
     // One integration per function, allowed from any route of this API: per-route permissions would put
     // some thirty statements on the api function's resource policy for no gain.
@@ -476,6 +454,12 @@ export class AllotService extends Construct {
       this.streamFunction.metric('IteratorAge', { ...oneMinute, statistic: 'Maximum' }),
       60_000,
     );
+    add(
+      'HistoryIteratorAgeAlarm',
+      'the history function is more than a minute behind the table: watches get changes late',
+      this.historyFunction.metric('IteratorAge', { ...oneMinute, statistic: 'Maximum' }),
+      60_000,
+    );
     for (const name of FUNCTION_NAMES) {
       const fn = this.functions[name];
       add(`${constructIdOf(name)}ErrorsAlarm`, `the ${name} function failed`, fn.metricErrors(oneMinute), 0);
@@ -530,7 +514,10 @@ export class AllotService extends Construct {
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Stream',
-        left: [this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' })],
+        left: [
+          this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' }),
+          this.historyFunction.metric('IteratorAge', { statistic: 'Maximum', label: 'history IteratorAge' }),
+        ],
         right: [
           this.metric('ReclaimRecordAge', { statistic: 'Maximum' }),
           this.metric('EventsPublished', sum),

@@ -5,7 +5,8 @@
 import { Duration } from 'aws-cdk-lib';
 import { ALLOCATIONS_INDEX, WAITING_INDEX } from '../store/schema.ts';
 
-export type AllotFunctionName = 'api' | 'claim' | 'release' | 'stream' | 'repair' | 'claim-resource';
+export type AllotFunctionName =
+  'api' | 'claim' | 'release' | 'stream' | 'repair' | 'claim-resource' | 'history';
 
 const ITEM_ACTIONS = [
   'dynamodb:GetItem',
@@ -27,8 +28,9 @@ export interface FunctionSettings {
 /** Per function: what it is for, how long it may run, and the least it needs from the table. */
 export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSettings>> = {
   api: {
-    description: 'Allot HTTP API: pools, allocation objects, claim reads, 404/405',
-    timeout: Duration.seconds(10),
+    description: 'Allot HTTP API: pools, allocation objects, claim reads, lists and watches, 404/405',
+    // A watch is a long poll of up to 25 s (functions/http-chain.ts), within API Gateway's 30 s.
+    timeout: Duration.seconds(29),
     // BatchGetItem: a pool's map reads its group summaries, up to 100 to a request; the overlap check
     // of a prefix in a pool of a range of lengths reads its ancestors.
     tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
@@ -69,6 +71,13 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
     // A claim's create and read (as the claim function), and its release when the claim cannot be
     // allocated at once or the resource is deleted (as the release function: Query for the carvings).
     tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
+    queriedIndexes: [],
+  },
+  history: {
+    description: 'Allot table stream, second reader: the history watches read',
+    timeout: Duration.seconds(60),
+    // Appends entries and batch markers, raises heads, reads what a batch delivered again appended.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
     queriedIndexes: [],
   },
 };

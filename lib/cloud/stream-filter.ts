@@ -25,6 +25,15 @@ export const STREAM_FILTER_PATTERNS: readonly FilterPattern[] = [
 ];
 
 /**
+ * The records the history function needs (lib/service/history.ts), for its own event source mapping:
+ * every change of a pool, a claim or an allocation object, whatever it was before or became.
+ */
+export const HISTORY_FILTER_PATTERNS: readonly FilterPattern[] = [
+  { dynamodb: { NewImage: { t: { S: ['pool', 'claim', 'alloc'] } } } },
+  { dynamodb: { OldImage: { t: { S: ['pool', 'claim', 'alloc'] } } } },
+];
+
+/**
  * Whether a record matches a pattern, for the subset of the event-pattern syntax that Lambda's filters
  * and EventBridge's rules share and that Allot uses (here and in `requests.ts`): nested objects, and
  * arrays of allowed literal values or `{ "anything-but": value | [values] }`.

@@ -22,3 +22,13 @@ export const STREAM_MAPPING = {
   retryAttempts: 5,
   maxRecordAgeHours: 24,
 } as const;
+
+/**
+ * The history function's mapping (lib/cloud/event-sources.ts; the local second reader follows it): one
+ * batch of a shard at a time, so one writer appends to a collection's entries per shard (several would
+ * contend for its entry numbers); an item's events stay in order either way.
+ */
+export const HISTORY_MAPPING = {
+  batchSize: 100,
+  parallelizationFactor: 1,
+} as const;

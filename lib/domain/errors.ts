@@ -10,6 +10,7 @@ export type StatusReason =
   | 'AlreadyExists'
   | 'PoolInUse'
   | 'ClaimInUse'
+  | 'Expired'
   | 'RequestEntityTooLarge'
   | 'UnsupportedMediaType'
   | 'Invalid'
@@ -100,6 +101,12 @@ export class ClaimInUseError extends AllotError {
   readonly code = 409;
   readonly reason = 'ClaimInUse';
   override readonly name = 'ClaimInUseError';
+}
+/** A watch from a resourceVersion older than the history keeps (Kubernetes' 410 Gone, reason Expired). */
+export class ExpiredError extends AllotError {
+  readonly code = 410;
+  readonly reason = 'Expired';
+  override readonly name = 'ExpiredError';
 }
 export class RequestEntityTooLargeError extends AllotError {
   readonly code = 413;

@@ -62,6 +62,11 @@ export function poolInfoByAllocationResource(resource: string): PoolKindInfo | u
   return POOL_KINDS.find((info) => info.allocationResource === resource);
 }
 
+/** Whether a resource path is one of the allocation objects'. */
+export function isAllocationResource(resource: string): boolean {
+  return poolInfoByAllocationResource(resource) !== undefined;
+}
+
 export function poolInfoByAllocationKind(kind: string): PoolKindInfo | undefined {
   return POOL_KINDS.find((info) => info.allocationKind === kind);
 }

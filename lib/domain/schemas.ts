@@ -59,6 +59,7 @@ const STATUS_REASONS: readonly StatusReason[] = [
   'AlreadyExists',
   'PoolInUse',
   'ClaimInUse',
+  'Expired',
   'RequestEntityTooLarge',
   'UnsupportedMediaType',
   'Invalid',

@@ -3,13 +3,14 @@
  * pools' occupancy and preview, the OpenAPI and Kubernetes discovery documents.
  */
 import { patchOperation } from '../service/operations/patch.ts';
-import { listObjects, readObject, type Operation } from '../service/operations/common.ts';
+import { readObject, type Operation } from '../service/operations/common.ts';
+import { listCollection, listEveryNamespace } from '../service/operations/lists.ts';
+import { watchCollection } from '../service/operations/watch.ts';
 import { createPool, deletePool, replacePool } from '../service/operations/pools.ts';
 import { poolOccupancy } from '../service/operations/occupancy.ts';
 import {
   createAllocation,
   deleteAllocation,
-  listAllocations,
   readAllocation,
   replaceAllocation,
 } from '../service/operations/allocations.ts';
@@ -24,6 +25,7 @@ import {
   apiVersionsDocument,
 } from './kube.ts';
 import { kubeGroupOpenApi, kubeOpenApiRoot } from './kube-openapi.ts';
+import { versionDocument } from './version.ts';
 
 const document =
   (build: () => unknown): Operation =>
@@ -46,10 +48,11 @@ function replace(resource: Resource | undefined): Operation {
 export const API_OPERATIONS: OperationTable = {
   healthz: () => document(() => ({ status: 'ok' })),
   openapi: () => document(buildOpenApi),
-  list: (resource) => {
-    const allocation = allocationOfResource(resource);
-    if (allocation) return (request, ctx) => listAllocations(allocation, request, ctx);
-    return (request, ctx) => listObjects(resource!, request, ctx);
+  list: (resource) => (request, ctx) => listCollection(resource!, request, ctx),
+  listEveryNamespace: (resource) => (request, ctx) => listEveryNamespace(resource!, request, ctx),
+  watch: (resource) => async (request, ctx) => {
+    await watchCollection(resource!, request, ctx, request.watch!);
+    return { statusCode: 200, body: undefined };
   },
   read,
   create: (resource) => {
@@ -75,6 +78,7 @@ export const API_OPERATIONS: OperationTable = {
     return (request, ctx) => previewPool(pool, request, ctx);
   },
   patch: (resource) => patchOperation(resource!, read(resource), replace(resource)),
+  version: () => document(versionDocument),
   kubeApiVersions: () => document(apiVersionsDocument),
   kubeGroups: () => document(apiGroupListDocument),
   kubeGroup: () => document(apiGroupDocument),

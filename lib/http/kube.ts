@@ -28,8 +28,8 @@ const KUBE_RESOURCES: Record<Resource, KubeResource> = {
   claims: { singular: 'claim', shortNames: [] },
 };
 
-/** What each resource serves, in discovery's verbs (no watch, no deletecollection). */
-export const KUBE_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update'] as const;
+/** What each resource serves, in discovery's verbs (no deletecollection). */
+export const KUBE_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] as const;
 
 const groupVersion = { groupVersion: API_VERSION, version: KUBE_VERSION };
 

@@ -22,7 +22,7 @@ export const SUCCESS: Record<V1OperationName, number> = {
 export const ERRORS: Record<V1OperationName, readonly string[]> = {
   healthz: [],
   openapi: [],
-  list: ['BadRequest'],
+  list: ['BadRequest', 'Expired'],
   read: ['NotFound'],
   create: ['BadRequest', 'AlreadyExists', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],
   createClaim: ['BadRequest', 'AlreadyExists', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'Invalid'],

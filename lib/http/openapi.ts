@@ -13,6 +13,7 @@ import { ROUTES, type Route, type V1OperationName } from './routes.ts';
 import { ERRORS, SUCCESS } from './openapi-statuses.ts';
 import { OCCUPANCY_PARAMETERS, OCCUPANCY_RESPONSE, OCCUPANCY_SCHEMAS } from './openapi-occupancy.ts';
 import { CLAIM_IN_USE_EXAMPLE, PREVIEW_PARAMETERS } from './openapi-extras.ts';
+import { EXPIRED_EXAMPLE, LIST_QUERY_PARAMETERS } from './openapi-watch.ts';
 import { SCHEMAS, type Schema } from '../domain/schemas.ts';
 import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './openapi-repair.ts';
 
@@ -359,6 +360,7 @@ export const ERROR_EXAMPLES: Record<string, Example> = {
     ),
   },
   ClaimInUse: CLAIM_IN_USE_EXAMPLE,
+  Expired: EXPIRED_EXAMPLE,
   RequestEntityTooLarge: {
     summary: 'a body over 64 KiB',
     value: status(413, 'RequestEntityTooLarge', 'the body is over 65536 bytes'),
@@ -473,6 +475,7 @@ function parameters(route: Route): unknown[] {
     list.push(
       { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
       { name: 'continue', in: 'query', schema: { type: 'string' }, description: 'from the previous page' },
+      ...LIST_QUERY_PARAMETERS,
     );
     if (route.resource && isAllocation(route.resource)) {
       list.push({ name: 'pool', in: 'query', schema: schemaRef('Name'), description: 'only this pool’s' });

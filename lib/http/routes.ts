@@ -31,6 +31,9 @@ export type V1OperationName =
 
 export type OperationName =
   | V1OperationName
+  | 'watch'
+  | 'listEveryNamespace'
+  | 'version'
   | 'patch'
   | 'patchClaim'
   | 'kubeApiVersions'
@@ -133,8 +136,19 @@ export const KUBE_ROUTES: readonly Route[] = [
     function: 'api',
     kube: true,
   },
+  // `kubectl version`: the server's version, as a Kubernetes API server answers it.
+  { method: 'GET', path: '/version', operation: 'version', function: 'api', kube: true },
   ...RESOURCES.flatMap((resource): Route[] => [
     ...resourceRoutes(resource, KUBE_PREFIX).map((route): Route => ({ ...route, kube: true })),
+    // Across every namespace (`kubectl get -A`).
+    {
+      method: 'GET',
+      path: `${KUBE_PREFIX}/${resource}`,
+      operation: 'listEveryNamespace',
+      function: 'api',
+      resource,
+      kube: true,
+    },
     {
       method: 'PATCH',
       path: `${KUBE_PREFIX}/namespaces/{namespace}/${resource}/{name}`,

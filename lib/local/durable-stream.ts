@@ -18,6 +18,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { StreamJournal } from './journal.ts';
 import { localClient, type Image, type LocalStore } from './store.ts';
 import { LocalStream, type LocalStreamOptions } from './stream.ts';
+import { HISTORY_MAPPING } from '../cloud/stream-mapping.ts';
 
 /** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
 export const DEAD_LETTER_FILE = 'stream-dead-letters.jsonl';
@@ -73,6 +74,32 @@ export async function startDynaliteStream(
       await opened?.journal.close();
     },
   };
+}
+
+/**
+ * A second reader of the emulated stream (the history function): its own filters, fed every committed
+ * change as the stream function's reader is, in memory only, a failing batch retried until it succeeds.
+ */
+export function startSecondReader(
+  store: LocalStore,
+  tableName: string,
+  options: Pick<LocalStreamOptions, 'handler' | 'onFailure'> & {
+    reader: { filters: LocalStreamOptions['filters'] };
+  },
+): { feed: LocalStream; detach(): Promise<void> } {
+  const stream = new LocalStream({
+    handler: options.handler,
+    onFailure: options.onFailure,
+    filters: options.reader.filters,
+    maxRetries: Infinity,
+    parallelizationFactor: HISTORY_MAPPING.parallelizationFactor,
+    // As soon as a change commits: a list right after a write then finds it in the history already.
+    batchWindowMs: 2,
+  });
+  const unsubscribe = store.onChange((change) => {
+    if (change.tableName === tableName) stream.push(change);
+  });
+  return { feed: stream, detach: async () => unsubscribe() };
 }
 
 async function readItem(client: DynamoDBClient, tableName: string, keys: Image): Promise<Image | undefined> {

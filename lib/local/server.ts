@@ -9,6 +9,10 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createHttpHandler, MAX_BODY_BYTES } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
+import { createHistoryHandler } from '../../functions/history.ts';
+import { STREAM_WATCH_MS, type WatchSink } from '../../functions/http-chain.ts';
+import { HISTORY_FILTER_PATTERNS } from '../cloud/stream-filter.ts';
+import { restartHistories, watchStream, type WatchMode, type WatchStream } from './watches.ts';
 import { createClaimHandler } from '../../functions/claim.ts';
 import { createReleaseHandler } from '../../functions/release.ts';
 import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
@@ -52,6 +56,8 @@ export interface LocalAllotOptions {
    * otherwise it is taken here. Either way the server gives it up when it stops, or fails to start.
    */
   lock?: DataLock;
+  /** How watches answer (lib/local/watches.ts): streamed, unless a test asks for long polls. */
+  watch?: WatchMode;
 }
 
 /** How a stop went: how long it took, and what it gave up on (left, as a crash leaves it, for the next start). */
@@ -68,6 +74,8 @@ export interface LocalAllot {
   table: Table;
   store: AllotStore;
   stream?: StreamFeed;
+  /** What feeds the history function (the stream's second reader, for watches). */
+  history?: StreamFeed;
   /** The repair sweep's local schedule, when it runs. */
   repairs?: RepairLoop;
   /**
@@ -89,7 +97,8 @@ export interface LocalAllot {
   abort(): void;
 }
 
-export function fakeContext(functionName: string): Context {
+/** A Lambda context for a local invocation; `remainingMs`: how long it may run (a watch: its whole answer). */
+export function fakeContext(functionName: string, remainingMs = 10_000): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
@@ -99,7 +108,7 @@ export function fakeContext(functionName: string): Context {
     awsRequestId: crypto.randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 10_000,
+    getRemainingTimeInMillis: () => remainingMs,
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
@@ -200,6 +209,22 @@ async function serve(
         console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
     });
   }
+  let history: StreamFeed | undefined;
+  // The history function's own client, as deployed (a function of its own): its writes, which follow
+  // every change a moment later, are not the stream's or the API's (tests count those by their client).
+  const historyClient = options.stream !== false ? store.client() : undefined;
+  if (historyClient) {
+    const historyTable = new Table({ tableName, client: historyClient });
+    // The history's reader keeps no journal with dynalite: positions from before this start are gone.
+    if (store.kind === 'dynalite' && options.dataDir !== ':memory:') await restartHistories(historyTable);
+    const historyHandler = createHistoryHandler({ table: historyTable }, { prune: true });
+    history = await store.startStream(tableName, {
+      handler: (event) => historyHandler(event, fakeContext('allot-history')),
+      reader: { name: 'history', filters: HISTORY_FILTER_PATTERNS },
+      onFailure: (record, error) =>
+        console.error(`history record ${record.dynamodb?.SequenceNumber} failed`, error ?? ''),
+    });
+  }
   const apiClient = options.apiClient?.(store.endpoint);
   const httpHandler = createHttpHandler({
     table: apiClient ? new Table({ tableName, client: apiClient }) : table,
@@ -211,13 +236,24 @@ async function serve(
   };
   const invoke = (name: InvocableFunction, event: unknown) =>
     invocable[name](event as never, fakeContext(`allot-${name}`)) as Promise<unknown>;
+  // Watches streaming now: a stop ends them first (each then ends its answer).
+  const watches = new Set<WatchStream>();
+  // A streamed watch lasts as long as its answer; middy would cut it at the context's time.
+  const contextFor = (watch: WatchStream | undefined) =>
+    fakeContext('allot-api', watch ? STREAM_WATCH_MS + 60_000 : undefined);
   // Lambda's Invoke and EventBridge's PutEvents, on this port (lib/local/aws-apis.ts).
   const awsApis = createAwsApis(invoke);
   listener.serve((request, response) => {
     if (awsApis.handles(request)) return void awsApis.serve(request, response);
     // `GET /` is the console (lib/console), a client of the API below like any other.
     if (serveConsole(request, response)) return;
-    void answer(request, response, (event) => httpHandler(event, fakeContext('allot-api')));
+    const watch = watchStream(response, options.watch);
+    if (watch) watches.add(watch);
+    void answer(request, response, (event) => httpHandler(event, contextFor(watch)), watch).finally(() => {
+      if (!watch) return;
+      watches.delete(watch);
+      options.watch?.onAnswer?.(request.url ?? '', watch.lines);
+    });
   });
   const repairIntervalMs =
     options.repairIntervalMs ??
@@ -233,19 +269,22 @@ async function serve(
     table,
     store,
     stream,
+    history,
     repairs,
     events,
     invoke,
     close(closeOptions = {}) {
       const by = closeOptions.by ?? Date.now() + STOP_BUDGET_MS;
+      for (const watch of watches) watch.controller.abort();
       stopped ??= stopLocalAllot(
         {
           listener,
           repairs,
           stream,
+          history,
           store,
           lock,
-          clients: [client, ...(apiClient ? [apiClient] : [])],
+          clients: [client, ...(historyClient ? [historyClient] : []), ...(apiClient ? [apiClient] : [])],
           // Asynchronous invocations under way (Lambda's Event, EventBridge's targets), within the stop's budget.
           invocations: (until) => awsApis.settle(Math.max(0, until - Date.now())),
         },
@@ -266,10 +305,13 @@ async function answer(
   request: IncomingMessage,
   response: ServerResponse,
   handle: (event: APIGatewayProxyEventV2) => Promise<unknown>,
+  watch?: WatchStream,
 ): Promise<void> {
   let result: APIGatewayProxyStructuredResultV2;
   try {
-    result = (await handle(toEvent(request, await readBody(request)))) as APIGatewayProxyStructuredResultV2;
+    const event = toEvent(request, await readBody(request));
+    if (watch) (event as { watchSink?: WatchSink }).watchSink = watch.sink;
+    result = (await handle(event)) as APIGatewayProxyStructuredResultV2;
   } catch {
     result = {
       statusCode: 500,
@@ -284,6 +326,10 @@ async function answer(
     };
   }
   if (response.destroyed) return; // the server stopped while this ran; its connection is gone
+  if (watch?.started()) {
+    response.end(); // a watch that streamed its lines: its head is out
+    return;
+  }
   response.writeHead(result.statusCode ?? 200, {
     'content-type': 'application/json',
     ...(result.headers as Record<string, string>),
@@ -305,6 +351,7 @@ async function stopLocalAllot(
     listener: Listener;
     repairs?: RepairLoop;
     stream?: StreamFeed;
+    history?: StreamFeed;
     store: AllotStore;
     lock?: DataLock;
     clients: DynamoDBClient[];
@@ -318,11 +365,13 @@ async function stopLocalAllot(
   parts.lock?.update({ state: 'stopping' });
   const repairs = parts.repairs?.stop();
   const stream = parts.stream?.stop();
+  const history = parts.history?.stop();
   const cut = await parts.listener.stop(at(0.4));
   if (cut > 0) abandoned.push(`${cut} request(s) in flight`);
   await parts.invocations?.(at(0.5));
   if (repairs && !(await within(repairs, at(0.6)))) abandoned.push('the repair sweep');
   if (stream && !(await within(stream, at(0.6)))) abandoned.push("the stream's batch in flight");
+  if (history && !(await within(history, at(0.6)))) abandoned.push("the history's batch in flight");
   // In-flight SDK calls of what was abandoned end here (their sockets are destroyed).
   for (const client of parts.clients) client.destroy();
   if (!(await within(parts.store.close(), at(0.9)))) {

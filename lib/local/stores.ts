@@ -20,7 +20,9 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { startDynamoDBLocal } from './dynamodb-local.ts';
 import { ensureTable, localClient, startLocalStore, type ChangeListener, type ItemChange } from './store.ts';
-import { startDynaliteStream } from './durable-stream.ts';
+import { startDynaliteStream, startSecondReader } from './durable-stream.ts';
+import type { FilterPattern } from '../cloud/stream-filter.ts';
+import { HISTORY_MAPPING } from '../cloud/stream-mapping.ts';
 import { StreamConsumer, type StreamConsumerOptions, type StreamHandler } from './stream-consumer.ts';
 
 export const STORE_KINDS = ['dynalite', 'dynamodb-local', 'endpoint'] as const;
@@ -47,6 +49,12 @@ export interface ChangeFeed {
 export interface StreamOptions {
   handler: StreamHandler;
   onFailure?: (record: DynamoDBRecord, error?: unknown) => void;
+  /**
+   * A second reader of the stream beside the stream function (the history function, as deployed): its
+   * own filter patterns, a batch that throws retried whole until it succeeds, never bisected; with
+   * dynalite it keeps no journal (service/history.ts says what a restart does instead).
+   */
+  reader?: { name: string; filters: readonly FilterPattern[] };
 }
 
 export interface AllotStore {
@@ -117,6 +125,14 @@ async function openDynalite(dataDir: string): Promise<AllotStore> {
       withClient(localClient(store.endpoint), (client) => ensureTable(client, tableName)),
     // Journaled in the data folder (lib/local/durable-stream.ts), so a crash loses no record.
     async startStream(tableName, streamOptions) {
+      if (streamOptions.reader) {
+        const { feed, detach } = startSecondReader(store, tableName, {
+          ...streamOptions,
+          reader: streamOptions.reader,
+        });
+        detachers.push(detach);
+        return feed;
+      }
       const { feed, detach } = await startDynaliteStream(store, dataDir, tableName, streamOptions);
       detachers.push(detach);
       return feed;
@@ -164,13 +180,20 @@ async function openDynamoDBLocal(dataDir: string, env: NodeJS.ProcessEnv): Promi
     client: () => localClient(endpoint),
     prepareTable: (tableName) =>
       withClient(localClient(endpoint), (client) => ensureTable(client, tableName, { stream: true })),
-    async startStream(tableName, streamOptions) {
+    async startStream(tableName, { reader, ...streamOptions }) {
+      const suffix = reader ? `-${reader.name}` : '';
       return consume({
         client: streams,
         streamArn: await streamArnOf(tableName),
         ...streamOptions,
-        checkpointFile: folder && join(folder, `stream-checkpoints-${tableName}.json`),
-        onFailureFile: folder && join(folder, `stream-on-failure-${tableName}.jsonl`),
+        ...(reader && {
+          filters: reader.filters,
+          maxRetries: Infinity,
+          bisect: false,
+          parallelizationFactor: HISTORY_MAPPING.parallelizationFactor,
+        }),
+        checkpointFile: folder && join(folder, `stream-checkpoints-${tableName}${suffix}.json`),
+        onFailureFile: folder && join(folder, `stream-on-failure-${tableName}${suffix}.jsonl`),
       });
     },
     async changes(tableName) {

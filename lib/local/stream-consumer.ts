@@ -50,6 +50,8 @@ export interface StreamConsumerOptions {
   /** Batches of one shard in flight at once (the deployed mapping's, unless given). */
   parallelizationFactor?: number;
   maxRetries?: number;
+  /** BisectBatchOnFunctionError (default true); false retries a failing batch whole, from its first record. */
+  bisect?: boolean;
   /** How long a shard with nothing new waits before it asks again, in ms (Lambda polls 4 times a second). */
   pollMs?: number;
   /** The checkpoint file; none keeps checkpoints in memory. */
@@ -124,6 +126,7 @@ export class StreamConsumer {
       batchSize: STREAM_MAPPING.batchSize,
       parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
       maxRetries: STREAM_MAPPING.retryAttempts,
+      bisect: true,
       pollMs: 50,
       ...options,
     };
@@ -340,7 +343,7 @@ export class StreamConsumer {
       for (const entry of entries.slice(0, done)) entry.done = true;
       lane.attempts = 0;
       lane.limit = this.options.batchSize;
-    } else if (threw && batch.length > 1) {
+    } else if (threw && batch.length > 1 && this.options.bisect) {
       // BisectBatchOnFunctionError: halve the batch until the record that fails is alone.
       lane.limit = Math.ceil(batch.length / 2);
     } else if (++lane.attempts > this.options.maxRetries) {

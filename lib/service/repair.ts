@@ -130,7 +130,7 @@ async function run(sweep: Sweep): Promise<boolean> {
     for (;;) {
       if (exhausted(sweep)) return false;
       spend(sweep, LIST_SHARDS);
-      const page = await ctx.table.listObjects<PoolRecord>(namespace, info.resource, POOL_PAGE, after);
+      const page = await ctx.table.lists.objects<PoolRecord>(namespace, info.resource, POOL_PAGE, after);
       for (const pool of page.items) {
         Object.assign(cursor, { pool: pool.metadata.name, poolDone: false, shard: 0, after: undefined });
         if (!(await sweepPool(sweep, pool))) return false;

@@ -130,29 +130,42 @@ export function waitingKey(pool: PoolId): string {
   return `${pool.namespace}#${pool.kind}#${pool.name}`;
 }
 
-/** The `continue` token of a list: the last sort key returned, opaque to clients. */
-export function encodeContinue(after: string): string {
-  return Buffer.from(JSON.stringify({ after }), 'utf8').toString('base64url');
+/**
+ * Where a list goes on, in its `continue` token (opaque to clients): after the sort key `after`, at the
+ * first page's resourceVersion `rv`; across every namespace, in namespace `ns` (or the one after it,
+ * `next`).
+ */
+export interface ContinueToken {
+  after?: string;
+  rv?: number;
+  ns?: string;
+  next?: boolean;
 }
 
-export function decodeContinue(token: string): string | undefined {
+export function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify(token), 'utf8').toString('base64url');
+}
+
+export function decodeContinue(token: string): ContinueToken | undefined {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (
-      typeof parsed === 'object' &&
-      parsed !== null &&
-      typeof (parsed as { after?: unknown }).after === 'string'
-    ) {
-      return (parsed as { after: string }).after;
-    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+    const { after, rv, ns, next } = parsed as Record<string, unknown>;
+    if (after !== undefined && typeof after !== 'string') return undefined;
+    if (rv !== undefined && !(typeof rv === 'number' && Number.isSafeInteger(rv) && rv >= 0))
+      return undefined;
+    if (ns !== undefined && typeof ns !== 'string') return undefined;
+    if (next !== undefined && next !== true) return undefined;
+    if (after === undefined && ns === undefined) return undefined;
+    return { after, rv, ns, next };
   } catch {
-    // falls through: a malformed token is the caller's 400
+    return undefined; // a malformed token is the caller's 400
   }
-  return undefined;
 }
 
 /**
  * The namespace registry: one item per namespace that ever had a pool (written when a pool is created),
+ * or a claim or allocation object made without its pool (lists across every namespace read it too),
  * so the repair sweep finds the namespaces to sweep with one Query instead of a Scan.
  */
 export const NAMESPACES_PK = 'R#namespaces';
@@ -164,4 +177,24 @@ export function namespaceKey(namespace: string): ItemKey {
 /** Where the repair sweep keeps how far it got in a namespace, while a sweep spans several runs. */
 export function repairCursorKey(namespace: string): ItemKey {
   return { pk: 'R#repair', sk: namespace };
+}
+
+/**
+ * A namespace's history of one resource, kept by the history function for watches
+ * (service/history.ts): `W#<ns>#<resource>` / the entry's sequence number, 15 digits, and `~`, the
+ * head (the highest number appended), which outlives the entries.
+ */
+export function historyPk(namespace: string, resource: Resource): string {
+  return `W#${namespace}#${resource}`;
+}
+
+export const HISTORY_HEAD_SK = '~';
+
+export function historySk(seq: number): string {
+  return String(seq).padStart(15, '0');
+}
+
+/** A batch of stream records the history function started on, by its first record: `WB#<eventID>` / `B`. */
+export function historyBatchKey(eventId: string): ItemKey {
+  return { pk: `WB#${eventId}`, sk: 'B' };
 }

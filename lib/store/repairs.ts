@@ -32,7 +32,10 @@ export interface Page<T> {
 export class RepairStore {
   constructor(private readonly io: TableClient) {}
 
-  /** Notes that a namespace has pools (idempotent; on the rare pool-create path). */
+  /**
+   * Notes that a namespace has objects (idempotent): when a pool is created, and when a claim or an
+   * allocation object is made without its pool.
+   */
   async registerNamespace(namespace: string): Promise<void> {
     await this.io.doc.send(
       new PutCommand({ TableName: this.io.tableName, Item: { ...namespaceKey(namespace), t: 'namespace' } }),

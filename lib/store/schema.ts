@@ -12,6 +12,12 @@ export interface IndexSchema {
 export const TABLE_PARTITION_KEY = 'pk';
 export const TABLE_SORT_KEY = 'sk';
 
+/**
+ * The table's TTL attribute (epoch seconds): DynamoDB deletes an item some time after it (days, not on
+ * time), so what reads such items treats them as gone once it passes (service/history.ts).
+ */
+export const TTL_ATTRIBUTE = 'expiresAt';
+
 export const ALLOCATIONS_INDEX = 'allocations';
 export const WAITING_INDEX = 'waiting';
 

@@ -12,7 +12,6 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AllocationKind, PoolKind, Resource } from '../domain/kinds.ts';
 import type {
   AllocationRecord,
@@ -32,6 +31,8 @@ import { NameHolds } from './holds.ts';
 import { Summaries } from './summaries.ts';
 import { Overlaps } from './overlaps.ts';
 import { Carvings } from './carvings.ts';
+import { Lists } from './lists.ts';
+import { HistoryStore } from './history.ts';
 
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
@@ -42,6 +43,10 @@ export class Table extends TableClient {
   readonly overlaps = new Overlaps(this);
   /** Which pools are carved from which claims (prefixesFrom). */
   readonly carvings = new Carvings(this);
+  /** Pages of a namespace's pools, claims and allocation objects, selected or not. */
+  readonly lists = new Lists(this);
+  /** The history watches read (service/history.ts). */
+  readonly history = new HistoryStore(this);
 
   // ------------------------------------------------------------ generic reads
 
@@ -260,36 +265,6 @@ export class Table extends TableClient {
     }
   }
 
-  /**
-   * One page of pools or claims in a namespace, in name order, merged from the shards. Stubs are skipped.
-   */
-  async listObjects<T>(
-    namespace: string,
-    resource: Resource,
-    limit: number,
-    after: string | undefined,
-  ): Promise<{ items: Stored<T>[]; last?: string }> {
-    const type = resource === 'claims' ? 'claim' : 'pool';
-    const pages = await Promise.all(
-      Array.from({ length: LIST_SHARDS }, (_, shard) =>
-        this.queryPage<T>(
-          {
-            TableName: this.tableName,
-            KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
-            FilterExpression: 't = :t',
-            ExpressionAttributeValues: {
-              ':pk': `O#${namespace}#${resource}#${shard}`,
-              ':t': type,
-              ...(after === undefined ? {} : { ':after': after }),
-            },
-          },
-          limit,
-        ),
-      ),
-    );
-    return mergePages(pages, limit, (item) => item.sk);
-  }
-
   // ------------------------------------------------------------ allocation objects
 
   /**
@@ -444,45 +419,6 @@ export class Table extends TableClient {
     }
   }
 
-  /** One page of allocation objects of a namespace (optionally one pool), ordered by pool then value. */
-  async listAllocations(
-    namespace: string,
-    resource: Resource,
-    pool: string | undefined,
-    limit: number,
-    after: string | undefined,
-  ): Promise<{ items: Stored<AllocationRecord>[]; last?: string }> {
-    const low = maxString(
-      after === undefined ? undefined : `${after} `,
-      pool === undefined ? undefined : `${pool}#`,
-    );
-    const high = pool === undefined ? undefined : `${pool}#~`;
-    const pages = await Promise.all(
-      Array.from({ length: LIST_SHARDS }, (_, shard) => {
-        const values: Item = { ':gpk': `${namespace}#${resource}#${shard}` };
-        let condition = 'gpk = :gpk';
-        if (low !== undefined && high !== undefined) {
-          condition += ' AND gsk BETWEEN :low AND :high';
-          values[':low'] = low;
-          values[':high'] = high;
-        } else if (low !== undefined) {
-          condition += ' AND gsk >= :low';
-          values[':low'] = low;
-        }
-        return this.queryPage<AllocationRecord & { gsk: string }>(
-          {
-            TableName: this.tableName,
-            IndexName: ALLOCATIONS_INDEX,
-            KeyConditionExpression: condition,
-            ExpressionAttributeValues: values,
-          },
-          limit,
-        );
-      }),
-    );
-    return mergePages(pages, limit, (item) => item.gsk);
-  }
-
   /** Every allocation object of one pool, page by page (the stream's recount and a cascade). */
   async *poolAllocations(
     namespace: string,
@@ -522,44 +458,4 @@ export class Table extends TableClient {
     );
     return (result.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
   }
-
-  private async queryPage<T>(
-    input: QueryCommandInput,
-    limit: number,
-  ): Promise<{ items: Stored<T>[]; more: boolean }> {
-    const items: Stored<T>[] = [];
-    let start: Item | undefined;
-    do {
-      const result = await this.doc.send(
-        new QueryCommand({ ...input, Limit: limit + 1 - items.length, ExclusiveStartKey: start }),
-      );
-      items.push(...((result.Items ?? []) as Stored<T>[]));
-      start = result.LastEvaluatedKey;
-    } while (start && items.length <= limit);
-    return { items, more: items.length > limit || start !== undefined };
-  }
-}
-
-function maxString(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return a > b ? a : b;
-}
-
-/** Merges sorted shard pages into one page of `limit`; `last` is set when more items follow. */
-function mergePages<T>(
-  pages: { items: T[]; more: boolean }[],
-  limit: number,
-  sortKey: (item: T) => string,
-): { items: T[]; last?: string } {
-  const all = pages.flatMap((page) => page.items).sort((a, b) => compareText(sortKey(a), sortKey(b)));
-  const items = all.slice(0, limit);
-  const more = all.length > limit || pages.some((page) => page.more);
-  const lastItem = items[items.length - 1];
-  return more && lastItem !== undefined ? { items, last: sortKey(lastItem) } : { items };
-}
-
-/** DynamoDB orders string keys by UTF-8 bytes; for our ASCII keys that is code-unit order. */
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -21,6 +21,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpHandler } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { createRepairHandler } from '../../functions/repair.ts';
+import { createHistoryHandler } from '../../functions/history.ts';
+import { HISTORY_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
+import { RESOURCES } from '../../lib/domain/kinds.ts';
+import { KUBE_PREFIX } from '../../lib/http/kube.ts';
 import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { vi } from 'vitest';
@@ -42,7 +46,15 @@ import {
 } from '../helpers/cloudformation.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 
-const FUNCTIONS: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'claim-resource'];
+const FUNCTIONS: AllotFunctionName[] = [
+  'api',
+  'claim',
+  'release',
+  'stream',
+  'repair',
+  'claim-resource',
+  'history',
+];
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
 
 let store: AllotStore;
@@ -50,9 +62,12 @@ let tableName: string;
 const recorders = {} as Record<AllotFunctionName, Faults>;
 const handlers = {} as Record<'api' | 'claim' | 'release' | 'repair', ReturnType<typeof createHttpHandler>>;
 let streamHandler: ReturnType<typeof createStreamHandler>;
+let historyHandler: ReturnType<typeof createHistoryHandler>;
 let claimResource: ReturnType<typeof createClaimResourceHandler>;
 let responses: ResponseListener;
 let queue: StreamQueue;
+/** The stream's second reader's share: every change of a pool, claim or allocation object. */
+let historyQueue: StreamQueue;
 let observer: Table;
 const routesServed = new Set<string>();
 const random = seededRandom(5);
@@ -67,10 +82,25 @@ async function call(method: string, path: string, body?: unknown) {
   // kubectl's PATCH is a merge patch.
   if (method === 'PATCH') event.headers = { 'content-type': 'application/merge-patch+json' };
   const result = (await handlers[name](event, fakeContext(name))) as APIGatewayProxyStructuredResultV2;
-  return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };
+  // A watch answers a JSON line per event.
+  const answer = path.includes('watch=true')
+    ? (result.body ?? '')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as unknown)
+    : JSON.parse(result.body ?? 'null');
+  return { status: result.statusCode ?? 0, body: answer };
 }
 
-const drain = () => queue.drain((event) => streamHandler(event), random);
+const drain = async () => {
+  await queue.drain((event) => streamHandler(event), random);
+  await historyQueue.drain((event) => historyHandler(event), random);
+  // The last batch delivered again, as a mapping may: the history reads what it already appended.
+  await historyQueue.replay(
+    (event) => historyHandler(event),
+    () => 0.999999,
+  );
+};
 
 /**
  * The repair sweep over the namespace after the stream lost the records `which` picks (for good, as
@@ -301,6 +331,8 @@ async function kubeWorkload(ns: string) {
   for (const [resource, name, spec] of objects) {
     await ok('POST', resource, { metadata: { name }, spec });
     await ok('GET', resource);
+    // A watch: its objects as they are first, then (none within the second) their changes.
+    await ok('GET', `${resource}?watch=true&timeoutSeconds=1&labelSelector=a%21%3Db`);
     await ok('GET', `${resource}/${name}`);
     await ok('PUT', `${resource}/${name}`, { metadata: { name }, spec });
     await ok('PATCH', `${resource}/${name}`, labels);
@@ -336,11 +368,13 @@ beforeAll(async () => {
     recorders[name] = new Faults(random);
     const table = new Table({ tableName, client: faultyClient(store.endpoint, recorders[name]) });
     if (name === 'stream') streamHandler = createStreamHandler({ table });
+    else if (name === 'history') historyHandler = createHistoryHandler({ table });
     else if (name === 'repair') handlers.repair = createRepairHandler({ table }) as never;
     else if (name === 'claim-resource') claimResource = createClaimResourceHandler({ table });
     else handlers[name] = createHttpHandler({ table });
   }
   queue = new StreamQueue(await store.changes(tableName));
+  historyQueue = new StreamQueue(await store.changes(tableName), HISTORY_FILTER_PATTERNS);
   // The other tenant first, with objects of the same names, unrecorded.
   await workload('tenant-b');
   await call('POST', '/v1/namespaces/tenant-b/indexpools', {
@@ -355,6 +389,10 @@ beforeAll(async () => {
     metadata: { name: 'shared-9' },
     spec: { poolRef: { kind: 'IndexPool', name: 'shared' }, index: 9, claimRef: { name: 'app' } },
   });
+  // Lists across every namespace and the version: no namespace's, so outside the recorded workload.
+  for (const resource of RESOURCES)
+    expect((await call('GET', `${KUBE_PREFIX}/${resource}`)).status).toBe(200);
+  expect((await call('GET', '/version')).status).toBe(200);
   await drain();
   tenantBBefore = await itemsOf('tenant-b');
   for (const name of FUNCTIONS) recorders[name].record = true;
@@ -364,6 +402,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await responses.close();
   await queue.close();
+  await historyQueue.close();
   await store.close();
 });
 
@@ -421,7 +460,7 @@ describe('tenant isolation by namespace', () => {
   /** The namespace a key-shaped string belongs to: item keys, `allocations` and `waiting` index keys. */
   function namespaceOf(text: string): string | undefined {
     return (
-      /^[OANC]#([^#]*)#/.exec(text)?.[1] ??
+      /^[OANCW]#([^#]*)#/.exec(text)?.[1] ??
       /^([^#|]+)#(?:indices|ipaddresses|ipprefixes)#\d+$/.exec(text)?.[1] ??
       /^([^#|]+)#(?:IndexPool|IPAddressPool|IPPrefixPool)#/.exec(text)?.[1]
     );
@@ -455,9 +494,11 @@ describe('tenant isolation by namespace', () => {
                 ? 'name'
                 : text.startsWith('C#')
                   ? 'carving'
-                  : /#\d+$/.test(text)
-                    ? 'allocations index'
-                    : 'waiting index',
+                  : text.startsWith('W#')
+                    ? 'history'
+                    : /#\d+$/.test(text)
+                      ? 'allocations index'
+                      : 'waiting index',
         );
         if (namespace !== 'tenant-a') outside.push(`${where}: ${text}`);
       }
@@ -468,6 +509,7 @@ describe('tenant isolation by namespace', () => {
       'allocation',
       'allocations index',
       'carving',
+      'history',
       'name',
       'object',
       'waiting index',

@@ -83,8 +83,10 @@ describe('the bundles', () => {
       const dispatches = sources.filter((source) => source.startsWith('lib/http/dispatch-'));
       expect({ name, dispatches }).toEqual({
         name,
-        // The stream and the custom resource's provider serve no HTTP route.
-        dispatches: name === 'stream' || name === 'claim-resource' ? [] : [`lib/http/dispatch-${name}.ts`],
+        // The stream, the history and the custom resource's provider serve no HTTP route.
+        dispatches: ['stream', 'history', 'claim-resource'].includes(name)
+          ? []
+          : [`lib/http/dispatch-${name}.ts`],
       });
     }
     expect(withSource((source) => source.startsWith('lib/console/'))).toEqual([]);

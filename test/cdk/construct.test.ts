@@ -6,10 +6,19 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 import { ALL_ROUTES, KUBE_ROUTES } from '../../lib/http/routes.ts';
-import { STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
+import { HISTORY_FILTER_PATTERNS, STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'claim-resource'];
+const FUNCTION_NAMES: AllotFunctionName[] = [
+  'api',
+  'claim',
+  'release',
+  'stream',
+  'repair',
+  'claim-resource',
+  'history',
+];
 const ITEM_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:PutItem',
@@ -157,11 +166,12 @@ describe('functions', () => {
   });
 
   it.each([
-    ['api', 10],
+    ['api', 29],
     ['claim', 10],
     ['release', 10],
     ['stream', 60],
     ['repair', 120],
+    ['history', 60],
   ] as const)('%s times out after %i s', (name, seconds) => {
     expect(resource(service.functions[name]).Properties).toMatchObject({ Timeout: seconds });
   });
@@ -235,8 +245,9 @@ describe('HTTP API', () => {
       [`PATCH ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'claim']],
       [`DELETE ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'release']],
     ]);
-    // Discovery, six routes per resource (PATCH included), and each pool's occupancy map and preview.
-    expect(KUBE_ROUTES.length).toBe(6 + 6 * 7 + 6);
+    // Discovery and /version, seven routes per resource (PATCH and the list across every namespace
+    // included), and each pool's occupancy map and preview.
+    expect(KUBE_ROUTES.length).toBe(7 + 7 * 7 + 6);
   });
 
   it("lets API Gateway invoke each route's function, $default included", () => {
@@ -284,12 +295,19 @@ describe('HTTP API', () => {
   });
 });
 
+/** The event source mapping of one function: there are two, the stream function's and the history's. */
+const mappingOf = (fn: lambda.IFunction) => {
+  const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+  expect(mappings).toHaveLength(2);
+  const mine = mappings.filter(
+    (m) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(fn) }),
+  );
+  expect(mine).toHaveLength(1);
+  return mine[0]!.Properties;
+};
+
 describe('stream', () => {
-  const mapping = () => {
-    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
-    expect(mappings).toHaveLength(1);
-    return mappings[0]!.Properties;
-  };
+  const mapping = () => mappingOf(service.streamFunction);
 
   it('feeds the table stream to the stream function', () => {
     expect(mapping()).toMatchObject({
@@ -345,6 +363,37 @@ describe('stream', () => {
           }),
         ]),
       },
+    });
+  });
+});
+
+describe("history (the stream's second reader, for watches)", () => {
+  const mapping = () => mappingOf(service.historyFunction);
+
+  it('reads the same stream with the patterns of lib/cloud/stream-filter.ts', () => {
+    expect(mapping()).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(service.table), 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 100,
+      ParallelizationFactor: 1,
+    });
+    const filters = mapping().FilterCriteria.Filters as { Pattern: string }[];
+    expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual(HISTORY_FILTER_PATTERNS);
+  });
+
+  it('retries a failing batch whole until it succeeds: no bisecting, no partial failures, no dead letters', () => {
+    const properties = mapping();
+    expect(properties.BisectBatchOnFunctionError).toBe(false);
+    expect(properties.FunctionResponseTypes).toBeUndefined();
+    expect(properties.DestinationConfig).toBeUndefined();
+    expect(properties.MaximumRetryAttempts ?? -1).toBe(-1);
+    expect(properties.MaximumBatchingWindowInSeconds ?? 0).toBe(0);
+  });
+
+  it('lets DynamoDB expire what carries the TTL attribute', () => {
+    expect(resource(service.table).Properties.TimeToLiveSpecification).toEqual({
+      AttributeName: 'expiresAt',
+      Enabled: true,
     });
   });
 });

@@ -10,7 +10,15 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 
-const FUNCTION_NAMES: AllotFunctionName[] = ['api', 'claim', 'release', 'stream', 'repair', 'claim-resource'];
+const FUNCTION_NAMES: AllotFunctionName[] = [
+  'api',
+  'claim',
+  'release',
+  'stream',
+  'repair',
+  'claim-resource',
+  'history',
+];
 
 function build(props: (stack: Stack) => AllotServiceProps = () => ({})) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -148,6 +156,15 @@ describe('alarms', () => {
     });
   });
 
+  it('fire when the history function is more than a minute behind (watches get changes late)', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'IteratorAge',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: idOf(service.historyFunction) } }],
+      Threshold: 60_000,
+    });
+  });
+
   it.each(FUNCTION_NAMES.flatMap((name) => ['Errors', 'Throttles'].map((metric) => ({ name, metric }))))(
     'fire on any $metric of the $name function',
     ({ name, metric }) => {
@@ -183,9 +200,9 @@ describe('alarms', () => {
     });
   });
 
-  it('are exactly these seventeen', () => {
-    expect(alarms()).toHaveLength(17);
-    expect(service.alarms).toHaveLength(17);
+  it('are exactly these twenty', () => {
+    expect(alarms()).toHaveLength(20);
+    expect(service.alarms).toHaveLength(20);
   });
 
   it('notify nobody without a topic, and the topic on ALARM and OK when given', () => {
@@ -193,7 +210,7 @@ describe('alarms', () => {
     let topic!: Topic;
     const withTopic = build((s) => ({ alarmTopic: (topic = new Topic(s, 'OnCall')) }));
     const withTopicAlarms = Object.values(withTopic.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(withTopicAlarms).toHaveLength(17);
+    expect(withTopicAlarms).toHaveLength(20);
     const ref = { Ref: idOf(topic, withTopic.stack) };
     for (const alarm of withTopicAlarms) {
       expect(alarm.Properties.AlarmActions).toEqual([ref]);

@@ -276,6 +276,32 @@ describe('get, claim, release, describe on the seed and IP pools', () => {
     ]);
   });
 
+  it('selects with -l and --field-selector as kubectl does, and says what is wrong with a selector', async () => {
+    const namespace = 'selecting';
+    const claims = ['fabric', 'edge'].map((team) => ({
+      apiVersion: 'pool.networking.metal.ironcore.dev/v1alpha1',
+      kind: 'Claim',
+      metadata: { name: `tor-${team}`, labels: { team } },
+      spec: { poolRef: { kind: 'IndexPool', name: 'absent' } },
+    }));
+    expect((await allotCli('apply -f -', { namespace, stdin: JSON.stringify(claims) })).code).toBe(0);
+    const names = async (args: string) =>
+      JSON.parse((await allotCli(`get claims ${args} -o json`, { namespace })).out).items.map(
+        (item: any) => item.metadata.name,
+      );
+    expect(await names('-l team=fabric')).toEqual(['tor-fabric']);
+    expect(await names('-l team!=fabric')).toEqual(['tor-edge']);
+    expect(await names('--field-selector status.phase=Waiting,metadata.name!=tor-edge')).toEqual([
+      'tor-fabric',
+    ]);
+    expect(await allotCli('get claims -l =x', { namespace })).toEqual({
+      code: 1,
+      out: '',
+      err: "error: found '=', expected: !, identifier, or 'end of string' (400 BadRequest)",
+    });
+    expect((await allotCli('get claims tor-edge -l team=edge', { namespace })).code).toBe(2);
+  });
+
   it('says when there is nothing to list', async () => {
     expect(await allotCli('get claims', { namespace: 'empty' })).toEqual({
       code: 0,

@@ -424,6 +424,42 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
   );
 
   it(
+    'filters claims and allocation objects by a label selector the API applies, and shows what the API says of a bad one',
+    async () => {
+      expect((await api.post('indexpools', indexPool('labelled', ['1..20']))).status).toBe(201);
+      for (const [name, team] of [
+        ['lab-fabric', 'fabric'],
+        ['lab-edge', 'edge'],
+      ] as const)
+        expect(
+          (
+            await api.post('claims', {
+              ...claim(name, { kind: 'IndexPool', name: 'labelled' }),
+              metadata: { name, labels: { team } },
+            })
+          ).status,
+        ).toBe(201);
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Claims' }).click();
+      await page.getByRole('searchbox', { name: 'Filter' }).fill('');
+      await page.getByRole('row', { name: /lab-edge/ }).waitFor();
+      const selector = page.getByRole('textbox', { name: 'Labels' });
+      await selector.fill('team=fabric');
+      await selector.press('Enter');
+      await poll(() => page.locator('main tbody tr').count()).toBe(1);
+      expect(await page.locator('main tbody').textContent()).toContain('lab-fabric');
+      await selector.fill('team in (fabric');
+      await selector.press('Enter');
+      await poll(() => textOf(page.getByRole('alert'))).toContain(
+        '400 BadRequest: unable to parse requirement',
+      );
+      await selector.fill('');
+      await selector.press('Enter');
+      await poll(() => page.getByRole('row', { name: /lab-edge/ }).count()).toBe(1);
+    },
+    TIMEOUT,
+  );
+
+  it(
     'works the same through allot ui’s signing proxy, every API call signed',
     async () => {
       const verifier = await startVerifier({ forwardTo: allot.url });

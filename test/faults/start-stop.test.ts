@@ -7,7 +7,8 @@
  *   and port), exits 1, within a second; of servers started together on one folder, one wins; a lock
  *   left by a server killed with -9 does not block the next one;
  * - a port in use: one line naming the port, exit 1, and the folder is free again;
- * - SIGTERM and SIGINT under 16 clients calling (and a console-like poller on a kept-alive connection):
+ * - SIGTERM and SIGINT under 16 clients calling (and a console-like poller on a kept-alive connection, and
+ *   a watch held open, which the stop ends):
  *   exit 0 within 3 s of the signal (the contract's promise), no repair line after the signal; started
  *   again on the folder, the server applies what the stopped one had not: every invariant of the crash
  *   test holds;
@@ -190,6 +191,8 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     const load = claimLoad(server.url, { pools: POOLS, clients: CLIENTS, names: 60, random, stop });
     // A console tab: a kept-alive connection polling every 2 s, and one kept alive, idle.
     const poller = keptAlivePoller(server.url, 2000);
+    // A controller following claims: a watch held open, which the stop must end, not wait for.
+    const watching = heldWatch(`${server.url}/v1/namespaces/default/claims?watch=true`);
     // The signal comes under load: every client has been answered a few times over, on average, and a
     // repair sweep has had time to start (however slow the machine is today).
     const loadFor = 2500 + random() * 1500;
@@ -203,6 +206,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     stop.stopped = true;
     poller.stop();
     const operations = await load;
+    const watched = await watching.ended;
     const lines = linesOf(server);
     const stopping = lines.indexOf(`Allot: stopping (${signal})`);
     // The server's own measure, from when its handler ran: the rest is the signal and the exit reaching us.
@@ -214,6 +218,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
       stopMs: Math.round(stopMs),
       ownMs,
       cutShort,
+      watchEvents: watched.events,
     });
     if (stopMs >= STOP_WITHIN_MS) console.log(lines.slice(stopping).join('\n'));
     expect(code).toBe(0);
@@ -226,6 +231,10 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s under load', (signal) => {
     expect(documented).toContain(shapeOf(stoppedLine!.replace(/; cut short: .*/, '')));
     expect(lines.slice(stopping + 1).filter((line) => line.startsWith('repair'))).toEqual([]);
     expect(lockOf(dir)).toMatchObject({ pid: server.child.pid, state: 'stopped' });
+    // The watch saw the load, and the stop ended its answer (the chunked body's last chunk), as a
+    // Kubernetes API server ends a watch: the client sees the end, not a connection reset.
+    expect(watched.events).toBeGreaterThan(0);
+    expect(watched.how).toBe('ended');
 
     const restarted = track(await startServer(dir, OWN_STORE));
     const { found, healedMs } = await healed(restarted.url, POOLS, 60_000);
@@ -298,6 +307,22 @@ function lockOf(dir: string): Record<string, unknown> {
   const top = names.sort((a, b) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0])).at(-1);
   if (!top) throw new Error(`no lock in ${dir}`);
   return JSON.parse(readFileSync(join(dir, top), 'utf8')) as Record<string, unknown>;
+}
+
+/** A watch held open: how many events it got, and whether its answer ended or its connection broke. */
+function heldWatch(url: string): { ended: Promise<{ events: number; how: 'ended' | 'broken' }> } {
+  let events = 0;
+  const ended = new Promise<{ events: number; how: 'ended' | 'broken' }>((resolve) => {
+    const sent = request(url, (response) => {
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (events += chunk.split('\n').filter(Boolean).length));
+      response.on('end', () => resolve({ events, how: 'ended' }));
+      response.on('error', () => resolve({ events, how: 'broken' }));
+    });
+    sent.on('error', () => resolve({ events, how: 'broken' }));
+    sent.end();
+  });
+  return { ended };
 }
 
 /** GETs the pool list every `everyMs` on one kept-alive socket, and holds a second one idle. */

@@ -19,7 +19,8 @@ let changes: ItemChange[] = [];
 const figures = { requests: 0, rejected: 0, accepted: 0, serverErrors: 0, violations: 0 };
 
 beforeAll(async () => {
-  allot = await startTestAllot({ stream: false });
+  // Every watch answer ends within a moment: a hostile watch is answered, not held open.
+  allot = await startTestAllot({ stream: false, watch: { answerMs: 200 } });
   const api = client(allot.url, 'fuzz');
   // Objects for the item routes to find: one pool of each kind, a claim and an allocation object.
   expect((await api.post('indexpools', indexPool('p', ['1..100']))).status).toBe(201);
@@ -237,7 +238,39 @@ const query = fc.oneof(
     '?dryRun=All',
     '?watch=1',
     '?includeObject=Nope',
+    // Selectors and watches (issue 26).
+    '?labelSelector=x%20in%20(',
+    '?labelSelector=a%3E99999999999999999999',
+    '?labelSelector=%21%21a',
+    '?labelSelector=a%2Fb%2Fc%3Dd',
+    '?labelSelector=' + 'k'.repeat(300),
+    '?fieldSelector=status.phase%3D%5C',
+    '?fieldSelector=a%3D%3Db%3D%3Dc',
+    '?fieldSelector=metadata.namespace%3Dother',
+    '?fieldSelector=spec.poolRef.name%3Dp%2Cmetadata.name!%3Dx',
+    '?watch=true&resourceVersion=-1',
+    '?watch=true&resourceVersion=1e99',
+    '?watch=true&resourceVersion=99999999999999999999',
+    '?watch=true&resourceVersion=5000',
+    '?watch=true&resourceVersion=999&allowWatchBookmarks=true',
+    '?watch=true&timeoutSeconds=abc',
+    '?watch=true&timeoutSeconds=99999999999',
+    '?watch=true&allowWatchBookmarks=maybe',
+    '?watch=true&sendInitialEvents=true',
+    '?watch=true&resourceVersionMatch=Exact',
+    '?watch=true&labelSelector=a%3Db&fieldSelector=metadata.name%3Dc',
+    '?watch=maybe',
+    '?continue=eyJhZnRlciI6ImEiLCJydiI6LTF9',
+    '?continue=eyJucyI6IiMjIiwibmV4dCI6dHJ1ZX0',
   ),
+  // Selectors from their grammar's alphabet, in any order.
+  fc
+    .tuple(
+      fc.constantFrom('labelSelector', 'fieldSelector'),
+      fc.string({ unit: fc.constantFrom(...'ab.=!(),<>/\ 	in0-_'.split('')), maxLength: 30 }),
+      fc.boolean(),
+    )
+    .map(([name, text, watching]) => `?${name}=${encodeURIComponent(text)}${watching ? '&watch=true' : ''}`),
   fc.string({ maxLength: 20 }).map((text) => `?${encodeURIComponent(text)}=${encodeURIComponent(text)}`),
 );
 /** A path made from a route of the table, with hostile parameters, and sometimes a segment more or less. */
@@ -374,7 +407,7 @@ describe('hostile requests against every route', () => {
         { numRuns: 15 },
       );
     }
-  });
+  }, 120_000);
 
   it('finds what the checks look for: a rejected request that wrote is reported', () => {
     const answer = { status: 422, text: '{"kind":"Status"}', written: ['O#fuzz#claims#0|c'] };

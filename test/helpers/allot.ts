@@ -9,7 +9,7 @@ import { openStore, type AllotStore } from '../../lib/local/stores.ts';
 
 let tables = 0;
 
-type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient'>;
+type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient' | 'watch'>;
 
 /** The store alone, in memory, for tests that build their own handlers on it. */
 export function startTestStore(): Promise<AllotStore> {
@@ -27,6 +27,7 @@ export async function startTestAllot(options: TestAllotOptions = {}): Promise<Lo
     tableName: `allot-test-${process.pid}-${++tables}`,
     stream: options.stream,
     apiClient: options.apiClient,
+    watch: options.watch,
   });
 }
 
@@ -58,11 +59,11 @@ export interface Answer<T = Record<string, any>> {
   body: T;
 }
 
-/** Calls the API; `body` objects are sent as JSON. */
+/** Calls the API (a path from `/` as is, else in the namespace); `body` objects are sent as JSON. */
 export function client(baseUrl: string | (() => string), namespace = 'default') {
   const base = typeof baseUrl === 'string' ? () => baseUrl : baseUrl;
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const url = path.startsWith('/v1/') ? `${base()}${path}` : `${base()}/v1/namespaces/${namespace}/${path}`;
+    const url = path.startsWith('/') ? `${base()}${path}` : `${base()}/v1/namespaces/${namespace}/${path}`;
     const response = await fetch(url, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

@@ -13,7 +13,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import type { ItemChange } from '../../lib/local/store.ts';
 import type { ChangeFeed } from '../../lib/local/stores.ts';
 import { streamRecordOf } from '../../lib/local/stream.ts';
-import { matchesFilter } from '../../lib/cloud/stream-filter.ts';
+import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../../lib/cloud/stream-filter.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
@@ -35,10 +35,18 @@ export class StreamQueue {
   private sequence = 0;
   private readonly unsubscribe: () => void;
 
-  constructor(private readonly feed: ChangeFeed) {
+  /**
+   * `filters`: the mapping's filter patterns (default: the stream function's); `keep`: which records
+   * this queue takes at all (a shard's share, when several queues stand for a stream's shards).
+   */
+  constructor(
+    private readonly feed: ChangeFeed,
+    filters: readonly FilterPattern[] = STREAM_FILTER_PATTERNS,
+    keep: (record: DynamoDBRecord) => boolean = () => true,
+  ) {
     this.unsubscribe = feed.onChange((change) => {
       const record = changeRecord(change, ++this.sequence);
-      if (matchesFilter(record)) this.pending.push(record);
+      if (matchesFilter(record, filters) && keep(record)) this.pending.push(record);
     });
   }
 

@@ -419,7 +419,10 @@ describe('listing allocation objects', () => {
   });
 
   it('lists an unknown pool as empty', async () => {
-    expect((await ns().get('indices?pool=nothing')).body).toEqual({ items: [], metadata: {} });
+    expect((await ns().get('indices?pool=nothing')).body).toEqual({
+      items: [],
+      metadata: { resourceVersion: expect.stringMatching(/^\d+$/) },
+    });
   });
 
   it('lists every object of the namespace without a filter', async () => {

@@ -50,7 +50,7 @@ describe('discovery', () => {
       ['ipprefixes', 'ipprefix', 'IPPrefix', true, ['pfx']],
       ['claims', 'claim', 'Claim', true, []],
     ]);
-    expect(list.resources[0].verbs).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update']);
+    expect(list.resources[0].verbs).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
   });
 
   it('points /openapi/v3 at the group version’s document, whose kinds carry their group, version and kind', async () => {
@@ -161,9 +161,17 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
     expect((await call('DELETE', 'indexpools/applied')).status).toBe(200);
   });
 
-  it('refuses watches and selectors rather than answer unfiltered, but for metadata.name', async () => {
-    for (const query of ['watch=true', 'labelSelector=a%3Db', 'fieldSelector=spec.value%3D1', 'dryRun=All'])
-      expect((await call('GET', `claims?${query}`)).status, query).toBe(400);
+  it('serves selectors, refuses an unsupported field or a server-side dry run, and reads metadata.name by key', async () => {
+    expect((await call('GET', 'claims?labelSelector=a%3Db')).body).toMatchObject({
+      kind: 'ClaimList',
+      items: [],
+    });
+    const field = await call('GET', 'claims?fieldSelector=spec.value%3D1');
+    expect(field.body).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('metadata.name, metadata.namespace'),
+    });
+    expect((await call('GET', 'claims?dryRun=All')).status).toBe(400);
     const one = await call('GET', 'claims?fieldSelector=metadata.name%3Dleaf1');
     expect(one.body).toMatchObject({ kind: 'ClaimList', items: [{ metadata: { name: 'leaf1' } }] });
     const none = await call('GET', 'claims?fieldSelector=metadata.name%3D%3Dnope');
@@ -253,5 +261,36 @@ describe('PATCH (merge patch)', () => {
   it('releases through the same DELETE: Recycle frees the value', async () => {
     expect((await call('DELETE', 'claims/exact')).status).toBe(200);
     await eventually(async () => expect((await call('GET', 'indices/asn-64530')).status).toBe(404));
+  });
+});
+
+describe('a list across every namespace', () => {
+  it('finds claims in namespaces that have no pool, whichever way the claim was made', async () => {
+    const suffix = Math.random().toString(36).slice(2, 8);
+    // No pool in any of these: a claim that fits any pool (written beside the pool's read), one with a
+    // value (checked against the pool first), and one naming no kind of pool at all (PoolRefInvalid).
+    const made = [
+      [`np-any-${suffix}`, claim('c1', { kind: 'IndexPool', name: 'none' })],
+      [`np-value-${suffix}`, claim('c2', { kind: 'IndexPool', name: 'none' }, { value: 7 })],
+      [`np-invalid-${suffix}`, claim('c3', { kind: 'Pod', name: 'none' })],
+    ] as const;
+    for (const [namespace, body] of made) {
+      const response = await fetch(`${allot.url}/apis/${API_VERSION}/namespaces/${namespace}/claims`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status, namespace).toBe(201);
+    }
+    // Right after the answers, as a client that lists next sees it.
+    const listed = (await (await fetch(`${allot.url}/apis/${API_VERSION}/claims?limit=1000`)).json()) as any;
+    const found = listed.items.map((item: any) => [item.metadata.namespace, item.metadata.name]);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        [`np-any-${suffix}`, 'c1'],
+        [`np-value-${suffix}`, 'c2'],
+        [`np-invalid-${suffix}`, 'c3'],
+      ]),
+    );
   });
 });

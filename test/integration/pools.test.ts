@@ -106,7 +106,7 @@ describe('creating and reading an IndexPool', () => {
   it('lists an empty namespace as 200 with no items', async () => {
     const list = await client(allot.url, 'nobody-here').get('indexpools');
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ items: [], metadata: {} });
+    expect(list.body).toEqual({ items: [], metadata: { resourceVersion: '999' } });
   });
 });
 

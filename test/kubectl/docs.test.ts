@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startTestAllot } from '../helpers/allot.ts';
-import { haveKubectl, kubectlFor, requireKubectl } from './support.ts';
+import { haveKubectl, kubectlFor, requireKubectl, type RunningKubectl } from './support.ts';
 import { consoleSessions, maskRunVariance, rewriteSessions } from '../helpers/doc-sessions.ts';
 
 requireKubectl('test/kubectl/docs.test.ts');
@@ -44,11 +44,15 @@ const sessions = (lines: string[]) =>
 const mask = (text: string) => maskRunVariance(text).replace(/ {3}\d+[smhdy](\d+[smh])?$/gm, '   <age>');
 
 describe.runIf(haveKubectl)('docs/kubectl.md shows what kubectl prints', () => {
-  it('has sessions for the seed, tables, apply, validation and the Retain rebind', () => {
+  it('has sessions for the seed, tables, apply, validation, the Retain rebind, selectors, -A, watch, version', () => {
     const text = readFileSync(FILE, 'utf8');
     for (const command of [
       '$ kubectl get indexpools',
       "$ kubectl get claim leaf1-asn -o jsonpath='{.status.value}'",
+      '$ kubectl get claims -l team=fabric',
+      '$ kubectl get claims -A',
+      '$ kubectl get claims -w --output-watch-events --request-timeout=8s &',
+      '$ kubectl version',
       "$ kubectl get claim leaf1-asn -o jsonpath='{.status.allocationRef.name}'",
       '$ kubectl apply -f docs/examples/invalid.yaml',
       '$ kubectl delete claim tor9-vlan',
@@ -64,10 +68,30 @@ describe.runIf(haveKubectl)('docs/kubectl.md shows what kubectl prints', () => {
     try {
       for (const session of sessions(lines)) {
         const block: string[] = [];
-        for (const command of session.commands) {
+        // A command ending in ` &` runs on while the next ones do (a watch); what it prints is shown
+        // after the block's last command, once it has ended.
+        let background: RunningKubectl | undefined;
+        for (const [index, command] of session.commands.entries()) {
           // A reader types slower than the local stream applies effects: wait as they would.
           await allot.stream?.drained();
+          await allot.history?.drained();
+          if (command.argv.at(-1) === '&') {
+            background = kubectl.start(command.argv.slice(0, -1));
+            // Its list printed: it watches from there on.
+            for (const deadline = Date.now() + 20_000; background.stdout() === '' && Date.now() < deadline;)
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            block.push(command.line);
+            if (!process.env.UPDATE_DOCS) expect(command.expected, `${FILE}: ${command.line}`).toEqual([]);
+            continue;
+          }
           const result = await kubectl.run(command.argv);
+          if (background && index === session.commands.length - 1) {
+            await allot.history?.drained();
+            const ended = await background.done;
+            result.stdout += ended.stdout;
+            result.stderr += ended.stderr;
+            background = undefined;
+          }
           const printed =
             `${result.stdout}${result.stdout && !result.stdout.endsWith('\n') ? '\n' : ''}${result.stderr}`
               .replace(/\n$/, '')

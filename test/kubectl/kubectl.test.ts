@@ -119,10 +119,14 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     }
   });
 
-  it('waits for a claim’s Allocated condition (kubectl wait lists by metadata.name)', async () => {
-    expect(await ok(['wait', '--for=condition=Allocated', 'claim/leaf1-asn', '--timeout=10s'])).toBe(
-      `claim.${GROUP}/leaf1-asn condition met\n`,
-    );
+  it('waits for a claim’s Allocated condition, with no error line (it lists by name, then watches)', async () => {
+    const result = await kubectl.run([
+      'wait',
+      '--for=condition=Allocated',
+      'claim/leaf1-asn',
+      '--timeout=10s',
+    ]);
+    expect(result).toEqual({ code: 0, stdout: `claim.${GROUP}/leaf1-asn condition met\n`, stderr: '' });
   });
 
   it('says unchanged when the same manifests are applied again', async () => {

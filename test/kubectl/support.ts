@@ -3,7 +3,7 @@
  * fresh) and a kubeconfig from `allot kubeconfig` pointing at the server under test. Without the binary
  * the kubectl tests skip with one line, except under CI=true, where they fail.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,8 +29,19 @@ export interface KubectlResult {
   stderr: string;
 }
 
+/** A kubectl running in the background: what it printed so far, and its end. */
+export interface RunningKubectl {
+  stdout(): string;
+  stderr(): string;
+  done: Promise<KubectlResult>;
+  /** Ends it (SIGINT, as Ctrl-C). */
+  stop(): void;
+}
+
 export interface Kubectl {
   run(args: readonly string[], stdin?: string): Promise<KubectlResult>;
+  /** Starts kubectl and returns at once (a watch, a wait). */
+  start(args: readonly string[]): RunningKubectl;
   /** The kubeconfig's path. */
   config: string;
   close(): Promise<void>;
@@ -65,6 +76,21 @@ export async function kubectlFor(server: string, options: { kubeconfig?: boolean
         });
         if (stdin !== undefined) child.stdin?.end(stdin);
       }),
+    start(args) {
+      const child = spawn(KUBECTL, [...args], { env, cwd });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const done = new Promise<KubectlResult>((resolve) =>
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code: code ?? 1, stdout, stderr });
+        }),
+      );
+      return { stdout: () => stdout, stderr: () => stderr, done, stop: () => child.kill('SIGINT') };
+    },
     close: () => rm(home, { recursive: true, force: true }),
   };
 }

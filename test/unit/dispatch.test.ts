@@ -14,8 +14,14 @@ import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../../lib/http/
 import { Table } from '../../lib/store/table.ts';
 import { httpEvent } from '../helpers/events.ts';
 
-const operationsOf = (name: ApiFunctionName) =>
-  [...new Set(ALL_ROUTES.filter((route) => route.function === name).map((route) => route.operation))].sort();
+/** The operations of a function's routes, and `watch` where it serves lists (a list with watch=true). */
+const operationsOf = (name: ApiFunctionName) => {
+  const operations = new Set<string>(
+    ALL_ROUTES.filter((route) => route.function === name).map((route) => route.operation),
+  );
+  if (operations.has('list')) operations.add('watch');
+  return [...operations].sort();
+};
 
 describe('the dispatch of each function', () => {
   it.each(API_FUNCTIONS.map((name) => ({ name })))(

@@ -104,7 +104,7 @@ describe('the Kubernetes routes', () => {
       });
   });
 
-  it('add PATCH on every item, claims on the claim function, and six discovery routes', () => {
+  it('add PATCH on every item, claims on the claim function, lists across namespaces, and seven discovery routes', () => {
     const patches = KUBE_ROUTES.filter((route) => route.method === 'PATCH');
     expect(patches.map((route) => [route.resource, route.operation, route.function])).toEqual(
       RESOURCES.map((resource) =>
@@ -120,7 +120,11 @@ describe('the Kubernetes routes', () => {
       `GET ${GROUP_VERSION}`,
       'GET /openapi/v3',
       `GET /openapi/v3${GROUP_VERSION}`,
+      'GET /version',
     ]);
+    expect(
+      KUBE_ROUTES.filter((route) => route.operation === 'listEveryNamespace').map((route) => route.path),
+    ).toEqual(RESOURCES.map((resource) => `${GROUP_VERSION}/${resource}`));
     expect(ALL_ROUTES).toEqual([...ROUTES, ...KUBE_ROUTES]);
   });
 

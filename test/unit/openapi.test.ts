@@ -88,13 +88,23 @@ describe('buildOpenApi', () => {
     }
   });
 
-  it('documents limit and continue on every list, and pool on allocation lists only', () => {
+  it('documents paging, selectors and watch on every list, and pool on allocation lists only', () => {
     for (const route of ROUTES.filter((r) => r.operation === 'list')) {
       const query = operationOf(route)
         .parameters.filter((p) => p.in === 'query')
         .map((p) => p.name);
       const allocation = ['indices', 'ipaddresses', 'ipprefixes'].includes(route.resource!);
-      expect(query).toEqual(allocation ? ['limit', 'continue', 'pool'] : ['limit', 'continue']);
+      const common = [
+        'limit',
+        'continue',
+        'labelSelector',
+        'fieldSelector',
+        'watch',
+        'resourceVersion',
+        'timeoutSeconds',
+        'allowWatchBookmarks',
+      ];
+      expect(query).toEqual(allocation ? [...common, 'pool'] : common);
     }
   });
 

@@ -1,19 +1,13 @@
 /**
  * Allocation object operations (api.md, "Allocation objects"): pre-provisioned values, their custom
- * names, reads with `Valid` computed from the pool, lists by pool and value.
+ * names, reads with `Valid` computed from the pool (lists: lists.ts).
  */
-import { AlreadyExistsError, BadRequestError, InvalidError } from '../../domain/errors.ts';
+import { AlreadyExistsError, InvalidError } from '../../domain/errors.ts';
 import { API_VERSION, type PoolKindInfo } from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
 import { nameRole, valueNamedBy } from '../../domain/name-roles.ts';
-import { allocationObject, spaceOf, type ApiObject } from '../../domain/objects.ts';
-import {
-  sameData,
-  type AllocationRecord,
-  type ItemKey,
-  type NameHoldRecord,
-  type PoolRecord,
-} from '../../domain/records.ts';
+import { allocationObject, spaceOf } from '../../domain/objects.ts';
+import { sameData, type AllocationRecord, type ItemKey, type NameHoldRecord } from '../../domain/records.ts';
 import { valueKind } from '../../domain/spaces.ts';
 
 import {
@@ -32,6 +26,7 @@ import { ConditionFailedError } from '../../store/client.ts';
 import { allocationKey, nameKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
+import { RepairStore } from '../../store/repairs.ts';
 import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../name-holds.ts';
 import { isRanged } from '../../domain/prefix-pools.ts';
 import { rangedAllocationKey } from '../../store/overlaps.ts';
@@ -47,8 +42,6 @@ import {
   newMetadata,
   goneSinceRead,
   notFound,
-  listQuery,
-  listReply,
   putName,
   poolOf,
 } from './common.ts';
@@ -183,6 +176,9 @@ export async function createAllocation(
   const checked = checkAllocationBody(info, namespace, body, name);
   const allocationName = checked.metadata.name || name!;
   const pool = await poolOf(ctx, namespace, info, checked.record.spec.poolRef.name);
+  // A namespace with a pool is registered (pools.ts); one whose first object comes before its pool is
+  // registered here, before the object, so a list across every namespace finds it.
+  if (!pool) await new RepairStore(ctx.table).registerNamespace(namespace);
   if (pool && !spaceOf(pool).fits(checked.value)) {
     throw InvalidError.field(
       `spec.${info.valueField}`,
@@ -364,25 +360,4 @@ export async function deleteAllocation(
   await releaseName(ctx, deleted, info.allocationResource);
   const pool = await poolOf(ctx, namespace, info, deleted.spec.poolRef.name);
   return { statusCode: 200, body: allocationObject(deleted, pool) };
-}
-
-export async function listAllocations(
-  info: PoolKindInfo,
-  request: OperationRequest,
-  ctx: ClaimContext,
-): Promise<Reply> {
-  const namespace = namespaceOf(request);
-  const { limit, after } = listQuery(request);
-  const poolFilter = request.query.pool;
-  if (poolFilter !== undefined && nameProblem(poolFilter))
-    throw new BadRequestError('pool must be a pool name');
-  const page = await ctx.table.listAllocations(namespace, info.allocationResource, poolFilter, limit, after);
-  const pools = new Map<string, PoolRecord | undefined>();
-  const items: ApiObject[] = [];
-  for (const allocation of page.items) {
-    const poolName = allocation.spec.poolRef.name;
-    if (!pools.has(poolName)) pools.set(poolName, await poolOf(ctx, namespace, info, poolName));
-    items.push(allocationObject(allocation, pools.get(poolName)));
-  }
-  return listReply(items, page.last);
 }

@@ -45,6 +45,7 @@ import type { Stored } from '../../store/items.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
+import { RepairStore } from '../../store/repairs.ts';
 import {
   OperationRequest,
   Reply,
@@ -220,6 +221,7 @@ async function newClaim(
         ),
       ],
     };
+    await registerPoollessNamespace(ctx, record);
     const written = await writeClaim(ctx, key, record);
     return 'inTheWay' in written ? written : { reply: { statusCode: 201, body: claimObject(record) } };
   }
@@ -238,14 +240,27 @@ async function newClaim(
         if (current?.t === 'claim') return { inTheWay: current };
         throw error;
       }
-    }
+    } else await registerPoollessNamespace(ctx, record);
     written = await writeClaim(ctx, key, record);
   }
   if ('inTheWay' in written) return written;
+  // The claim was written beside the pool's read: its namespace is registered once the read says there
+  // is no pool (a request that dies in between leaves it out of -A lists until a pool is made there).
+  if (!reads.pool && fitsAnyPool(record.spec)) await registerPoollessNamespace(ctx, record);
   const offers = written.stub?.t === 'stub' ? Object.values(written.stub.offers ?? {}) : [];
   const { outcome } = await decide(ctx, record, reads.pool, offers, reads.decideOptions);
   const settled = await settledAnswer(ctx, key, await settle(ctx, key, record, outcome));
   return { reply: { statusCode: 201, body: claimObject(settled ?? decided(record, outcome)) } };
+}
+
+/**
+ * A namespace with a pool is registered (pools.ts); a claim made before any pool (or naming none it
+ * could) registers its namespace itself, before it is written where the pool's absence is known first,
+ * and always before it is answered, so a list across every namespace that starts after the answer finds
+ * it. Not on the claim path of a pool that exists: no request more there.
+ */
+function registerPoollessNamespace(ctx: ClaimContext, record: ClaimRecord): Promise<void> {
+  return new RepairStore(ctx.table).registerNamespace(record.metadata.namespace);
 }
 
 /**

@@ -16,7 +16,7 @@ import { claimObject, poolObject, type ApiObject, timestamp } from '../../domain
 import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
 
 import { isObject, type JsonObject, type Metadata } from '../../domain/validation.ts';
-import { decodeContinue, encodeContinue, objectKey } from '../../store/keys.ts';
+import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
 import { allocationOutcome, midAllocation } from '../outcome.ts';
 export interface OperationRequest {
@@ -29,6 +29,31 @@ export interface OperationRequest {
    * (lib/service/claim-resource.ts deletes only the claim it read).
    */
   unchangedSince?: ApiObject;
+  /** A watch: where its lines go and how long it lasts (operations/watch.ts). */
+  watch?: WatchOptions;
+}
+
+/** How a watch answers (operations/watch.ts). */
+export interface WatchOptions {
+  /** Where the answer's lines go, as they are found. */
+  write(line: string): void;
+  /**
+   * Called once the watch is sure to answer 200 (its position is kept), before its first line: a stream
+   * sends its head then, as a Kubernetes API server does, so a client knows the watch is on.
+   */
+  open?(): void;
+  /** End the answer once it has events (a long poll); otherwise at its deadline. */
+  endAfterEvents: boolean;
+  /** The most an answer lasts, ms (`timeoutSeconds` may ask for less). */
+  maxMs: number;
+  /** How long to wait before reading the history again when nothing came. */
+  pollMs: number;
+  /** The most an answer's lines may weigh (a long poll: Lambda's answer is at most 6 MB). */
+  maxBytes?: number;
+  /** Aborted when the client has gone. */
+  signal?: AbortSignal;
+  /** How an event's object is shown (a Kubernetes Table of one row, when the client asks for one). */
+  present?(object: ApiObject): unknown;
 }
 
 export interface Reply {
@@ -137,28 +162,6 @@ export function notFound(resource: Resource, name: string): NotFoundError {
   return new NotFoundError(`${kind} "${name}" not found`).about(kind, name);
 }
 
-export function listQuery(request: OperationRequest): { limit: number; after?: string } {
-  const { limit: limitText, continue: token } = request.query;
-  let limit = 100;
-  if (limitText !== undefined) {
-    if (!/^[0-9]{1,4}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 1000) {
-      throw new BadRequestError('limit must be an integer from 1 to 1000');
-    }
-    limit = Number(limitText);
-  }
-  if (token === undefined || token === '') return { limit };
-  const after = decodeContinue(token);
-  if (after === undefined) throw new BadRequestError('continue is not a token this API issued');
-  return { limit, after };
-}
-
-export function listReply(items: ApiObject[], last: string | undefined): Reply {
-  return {
-    statusCode: 200,
-    body: { items, metadata: last === undefined ? {} : { continue: encodeContinue(last) } },
-  };
-}
-
 export function cascadeFlag(request: OperationRequest): boolean {
   const value = request.query.cascade;
   if (value === undefined || value === 'false') return false;
@@ -194,20 +197,6 @@ export async function readObject(
   }
   if (item?.t !== 'pool') throw notFound(resource, name);
   return { statusCode: 200, body: poolObject(item) };
-}
-
-export async function listObjects(
-  resource: Resource,
-  request: OperationRequest,
-  ctx: ClaimContext,
-): Promise<Reply> {
-  const namespace = namespaceOf(request);
-  const { limit, after } = listQuery(request);
-  const page = await ctx.table.listObjects<PoolRecord | ClaimRecord>(namespace, resource, limit, after);
-  const items = page.items.map((item) =>
-    item.t === 'claim' ? claimObject(item) : poolObject(item as PoolRecord),
-  );
-  return listReply(items, page.last);
 }
 
 /** A pool as an operation reads it (eventually consistent, as a hint for its spec); undefined when none. */

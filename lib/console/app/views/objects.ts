@@ -141,10 +141,21 @@ export function allocationsTable(
   </div>`;
 }
 
-const claimFilter = { state: '', text: '' };
+interface Filter {
+  state: string;
+  text: string;
+  /** A Kubernetes label selector, applied by the API (`labelSelector`), not in the page. */
+  selector: string;
+}
+
+/** A list's path, with the filter's label selector for the API to apply. */
+const selected = (path: string, filter: Filter) =>
+  filter.selector.trim() ? `${path}?labelSelector=${encodeURIComponent(filter.selector.trim())}` : path;
+
+const claimFilter: Filter = { state: '', text: '', selector: '' };
 
 export function claimsPage(ns: string) {
-  const claims = readAll(nsPath(ns, 'claims'));
+  const claims = readAll(selected(nsPath(ns, 'claims'), claimFilter));
   const text = claimFilter.text.trim().toLowerCase();
   const shown = (claims.data ?? []).filter((claim: any) => {
     const allocated = conditionOf(claim, 'Allocated')?.status;
@@ -170,10 +181,13 @@ export function claimsPage(ns: string) {
   </section>`;
 }
 
-const allocationFilter = { state: '', text: '' };
+const allocationFilter: Filter = { state: '', text: '', selector: '' };
 
 export function allocationsPage(ns: string) {
-  const lists = POOL_KINDS.map((info) => ({ info, entry: readAll(nsPath(ns, info.allocationResource)) }));
+  const lists = POOL_KINDS.map((info) => ({
+    info,
+    entry: readAll(selected(nsPath(ns, info.allocationResource), allocationFilter)),
+  }));
   const text = allocationFilter.text.trim().toLowerCase();
   const rows = lists
     .flatMap(({ info, entry }) => (entry.data ?? []).map((object: any) => ({ info, object })))
@@ -190,12 +204,17 @@ export function allocationsPage(ns: string) {
       ['unbound', 'Unbound'],
       ['invalid', 'Invalid'],
     ])}
-    ${lists.map(({ entry }) => (entry.error ? errorBox(entry.error) : nothing))}
+    ${
+      // One error for a selector the API refuses, not one per kind.
+      lists.find(({ entry }) => entry.error)
+        ? errorBox(lists.find(({ entry }) => entry.error)!.entry.error)
+        : nothing
+    }
     ${allocationsTable(ns, rows, { showPool: true })}
   </section>`;
 }
 
-function filterForm(id: string, filter: { state: string; text: string }, states: [string, string][]) {
+function filterForm(id: string, filter: Filter, states: [string, string][]) {
   return html`<form
     class="filters"
     role="search"
@@ -226,6 +245,19 @@ function filterForm(id: string, filter: { state: string; text: string }, states:
         ${states.map(([value, label]) => html`<option value=${value} ?selected=${filter.state === value}>${label}</option>`)}
       </select></label
     >
+    <label
+      >Labels
+      <input
+        type="text"
+        name="labelSelector"
+        .value=${filter.selector}
+        placeholder="team=fabric, tier in (a,b), !legacy"
+        spellcheck="false"
+        @change=${(e: Event) => {
+          filter.selector = (e.target as HTMLInputElement).value;
+          scheduleDraw();
+        }}
+    /></label>
   </form>`;
 }
 

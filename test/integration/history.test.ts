@@ -1,0 +1,451 @@
+/**
+ * The history watches read (lib/service/history.ts), held to the argument in its header, through the
+ * real history handler on the real store: records of different items on different shards, batches of
+ * shards delivered at once to different handler instances, batches retried from their first record after
+ * a handler died part way, batches delivered twice, SDK retries of writes whose answer was lost. Then:
+ *
+ * - every collection's entries are numbered 1 … n with no gap;
+ * - each object's events in the history are exactly its changes, each once, in the order they were
+ *   written (the change feed in commit order is the truth);
+ * - every list taken meanwhile, with the history's events after its resourceVersion applied, is the
+ *   collection as it ends: nothing a list did not show is missing from the history after it.
+ */
+import '../helpers/quiet.ts';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyStructuredResultV2, DynamoDBRecord } from 'aws-lambda';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHistoryHandler } from '../../functions/history.ts';
+import { createHttpHandler } from '../../functions/http.ts';
+import { HISTORY_FILTER_PATTERNS, matchesFilter } from '../../lib/cloud/stream-filter.ts';
+import type { Resource } from '../../lib/domain/kinds.ts';
+import { changesOf, type HistoryEvent } from '../../lib/domain/watch.ts';
+import { fakeContext } from '../../lib/local/server.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
+import { HISTORY_RETENTION_MS, positionOf, resetHistories } from '../../lib/service/history.ts';
+import type { HistoryEntry } from '../../lib/store/history.ts';
+import { shardOf } from '../../lib/store/keys.ts';
+import { Table } from '../../lib/store/table.ts';
+import { startTestStore } from '../helpers/allot.ts';
+import { httpEvent } from '../helpers/events.ts';
+import { Faults, faultyClient, HandlerDiedError, seededRandom } from '../helpers/faults.ts';
+import { changeRecord } from '../helpers/stream-queue.ts';
+
+let store: AllotStore;
+let tables = 0;
+beforeAll(async () => {
+  store = await startTestStore();
+});
+afterAll(() => store.close());
+
+const image = (value: unknown) =>
+  value ? (unmarshall(value as Record<string, AttributeValue>) as Record<string, unknown>) : undefined;
+
+/**
+ * The table's stream as DynamoDB Streams and Lambda's mapping give it to the history function: records
+ * on shards by partition key, each shard in commit order; a batch is the front of its shard, one batch
+ * per shard at a time, removed only once the handler succeeds (else delivered again from its first
+ * record); and, as the truth, every change in commit order. Routed `by: 'item'`, the "shards" are a
+ * mapping's concurrent batches of one shard (parallelizationFactor > 1, the stream function's lanes):
+ * records spread by item key, so two items of one partition key meet in no set order, and only each
+ * item's own records keep theirs ("in-order processing at the item (partition and sort key) level").
+ */
+class Shards {
+  readonly shards: DynamoDBRecord[][];
+  readonly busy: boolean[];
+  readonly delivered: DynamoDBRecord[][] = [];
+  readonly truth: { namespace: string; resource: Resource; event: HistoryEvent }[] = [];
+  private sequence = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly feed: Awaited<ReturnType<AllotStore['changes']>>,
+    count: number,
+    by: 'partition' | 'item' = 'partition',
+  ) {
+    this.shards = Array.from({ length: count }, () => []);
+    this.busy = this.shards.map(() => false);
+    this.unsubscribe = feed.onChange((change) => {
+      const record = changeRecord(change, ++this.sequence);
+      if (!matchesFilter(record, HISTORY_FILTER_PATTERNS)) return;
+      this.truth.push(...changesOf(image(record.dynamodb!.OldImage), image(record.dynamodb!.NewImage)));
+      const pk = String(Object.values(record.dynamodb!.Keys!.pk!)[0]);
+      const sk = String(Object.values(record.dynamodb!.Keys!.sk!)[0]);
+      this.shards[shardOf(by === 'item' ? `${pk}\u0000${sk}` : pk, count)]!.push(record);
+    });
+  }
+
+  close() {
+    this.unsubscribe();
+  }
+
+  /** DynamoDB Local's feed comes from its Streams API, a moment after the write. */
+  caughtUp() {
+    return this.feed.caughtUp();
+  }
+
+  async deliver(shard: number, size: number, handler: (records: DynamoDBRecord[]) => Promise<void>) {
+    await this.caughtUp();
+    if (this.busy[shard] || this.shards[shard]!.length === 0) return;
+    this.busy[shard] = true;
+    const batch = this.shards[shard]!.slice(0, size);
+    try {
+      await handler(batch);
+      this.shards[shard]!.splice(0, batch.length);
+      this.delivered.push(batch);
+    } catch (error) {
+      if (!(error instanceof HandlerDiedError) && !String(error).includes('injected')) throw error;
+    } finally {
+      this.busy[shard] = false;
+    }
+  }
+
+  get pending() {
+    return this.shards.reduce((sum, shard) => sum + shard.length, 0);
+  }
+}
+
+/** Every entry of a collection, in order. */
+async function entriesOf(table: Table, namespace: string, resource: Resource): Promise<HistoryEntry[]> {
+  const all: HistoryEntry[] = [];
+  for (let seq = 0; ;) {
+    const page = await table.history.after(namespace, resource, seq, 100);
+    all.push(...page);
+    if (page.length < 100) return all;
+    seq = page[page.length - 1]!.seq;
+  }
+}
+
+const nameOf = (event: HistoryEvent) => (event.object.metadata as { name: string }).name;
+const shown = (event: HistoryEvent) => canonical([event.type, event.object]);
+
+/** Events by object name, each object's in order. */
+function perObject(events: HistoryEvent[]) {
+  const byName = new Map<string, string[]>();
+  for (const event of events) byName.set(nameOf(event), [...(byName.get(nameOf(event)) ?? []), shown(event)]);
+  return Object.fromEntries([...byName].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** The objects of a collection by name: a list, then the history's events after its version. */
+function replayed(
+  items: Record<string, unknown>[],
+  version: number,
+  entries: HistoryEntry[],
+): Map<string, unknown> {
+  const state = new Map<string, unknown>(
+    items.map((item) => [(item.metadata as { name: string }).name, comparable(item)]),
+  );
+  for (const entry of entries)
+    entry.events.forEach((event, i) => {
+      if (entry.seq * 1000 + i + 1 <= version) return;
+      if (event.type === 'DELETED') state.delete(nameOf(event));
+      else state.set(nameOf(event), comparable(event.object));
+    });
+  return state;
+}
+
+/** JSON with maps' keys sorted: DynamoDB (Local) answers a map's attributes in no set order. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, part: unknown) =>
+    part && typeof part === 'object' && !Array.isArray(part)
+      ? Object.fromEntries(
+          Object.keys(part)
+            .sort()
+            .map((key) => [key, (part as Record<string, unknown>)[key]]),
+        )
+      : part,
+  );
+
+/** An object without what a list adds and a history leaves out (an allocation's Valid condition). */
+function comparable(object: Record<string, unknown>) {
+  const { status, ...rest } = object;
+  return canonical(object.kind === 'Claim' ? { ...rest, status } : rest);
+}
+
+interface Run {
+  table: Table;
+  tableName: string;
+  api: ReturnType<typeof createHttpHandler>;
+  shards: Shards;
+  close(): Promise<void>;
+}
+
+async function newRun(shardCount: number, by: 'partition' | 'item' = 'partition'): Promise<Run> {
+  const tableName = `history-${process.pid}-${++tables}`;
+  await store.prepareTable(tableName);
+  const client = store.client();
+  const table = new Table({ tableName, client });
+  const feed = await store.changes(tableName);
+  const shards = new Shards(feed, shardCount, by);
+  return {
+    table,
+    tableName,
+    api: createHttpHandler({ table }),
+    shards,
+    async close() {
+      shards.close();
+      await feed.close();
+      client.destroy();
+    },
+  };
+}
+
+async function call(run: Run, method: string, path: string, body?: unknown) {
+  const event = httpEvent(method, path, body);
+  if (method === 'PATCH') event.headers = { 'content-type': 'application/merge-patch+json' };
+  const result = (await run.api(event, fakeContext('api'))) as APIGatewayProxyStructuredResultV2;
+  return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };
+}
+
+/** A history handler of its own (its own instance's memory of heads), on a client with faults. */
+function appender(run: Run, random: () => number, rate: number) {
+  const faults = new Faults(random);
+  faults.rate = rate;
+  const table = new Table({ tableName: run.tableName, client: faultyClient(store.endpoint, faults) });
+  const handler = createHistoryHandler({ table });
+  return {
+    faults,
+    table,
+    deliver: async (records: DynamoDBRecord[]) => {
+      try {
+        await handler({ Records: records });
+      } finally {
+        faults.revive();
+      }
+    },
+  };
+}
+
+const NS = 'watched';
+const base = `/v1/namespaces/${NS}`;
+
+describe('the history, against its argument', () => {
+  it('holds every change once, in order per object, and nothing a list did not show is missing after it', async () => {
+    await fc.assert(
+      // Shards by partition key (the history's mapping), or lanes by item key (concurrent batches).
+      fc.asyncProperty(fc.integer(), fc.constantFrom('partition', 'item'), async (seed, by) => {
+        const random = seededRandom(seed);
+        const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+        const run = await newRun(3, by);
+        try {
+          const appenders = [
+            appender(run, random, 0.15),
+            appender(run, random, 0.15),
+            appender(run, random, 0),
+          ];
+          await call(run, 'POST', `${base}/indexpools`, {
+            metadata: { name: 'p' },
+            spec: { ranges: ['1..400'] },
+          });
+          const snapshots: { resource: Resource; items: Record<string, unknown>[]; version: number }[] = [];
+          const names = ['a', 'b', 'c', 'd', 'e'];
+          for (let step = 0; step < 60; step++) {
+            const roll = random();
+            const name = pick(names);
+            if (roll < 0.35) {
+              await call(run, 'PUT', `${base}/claims/${name}`, {
+                metadata: { labels: { n: String(step) } },
+                spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+              });
+            } else if (roll < 0.5) {
+              await call(
+                run,
+                'PATCH',
+                `/apis/pool.networking.metal.ironcore.dev/v1alpha1/namespaces/${NS}/claims/${name}`,
+                {
+                  metadata: { labels: { n: String(step) } },
+                },
+              );
+            } else if (roll < 0.6) {
+              await call(run, 'DELETE', `${base}/claims/${name}`);
+            } else if (roll < 0.65) {
+              await call(run, 'POST', `${base}/indices`, {
+                metadata: { name: `u${step}` },
+                spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 300 + step },
+              });
+            } else if (roll < 0.8) {
+              // Batches of two shards at once, each to any handler instance, some of which die part way.
+              await Promise.all(
+                [0, 1, 2]
+                  .filter(() => random() < 0.6)
+                  .map((shard) => {
+                    const chosen = pick(appenders);
+                    const dies = random() < 0.3 ? 1 + Math.floor(random() * 6) : 0;
+                    return run.shards.deliver(shard, 1 + Math.floor(random() * 8), (records) => {
+                      if (dies) chosen.faults.dieBeforeCall(dies);
+                      return chosen.deliver(records);
+                    });
+                  }),
+              );
+            } else if (roll < 0.87 && run.shards.delivered.length > 0) {
+              // The mapping delivers a batch it delivered before.
+              await appenders[2]!.deliver(pick(run.shards.delivered));
+            } else {
+              const resource = pick(['claims', 'indices'] as const);
+              const list = await call(run, 'GET', `${base}/${resource}?limit=1000`);
+              snapshots.push({
+                resource,
+                items: list.body.items,
+                version: Number(list.body.metadata.resourceVersion),
+              });
+            }
+          }
+          await run.shards.caughtUp();
+          for (let rounds = 0; run.shards.pending > 0; rounds++) {
+            expect(rounds).toBeLessThan(1000);
+            for (const shard of [0, 1, 2]) await run.shards.deliver(shard, 10, appenders[2]!.deliver);
+            await run.shards.caughtUp();
+          }
+
+          for (const resource of ['claims', 'indices', 'indexpools'] as const) {
+            const entries = await entriesOf(run.table, NS, resource);
+            expect(entries.map((entry) => entry.seq)).toEqual(entries.map((_, i) => i + 1));
+            // Each object's events: its changes, once each, in order.
+            const truth = run.shards.truth
+              .filter((c) => c.namespace === NS && c.resource === resource)
+              .map((c) => c.event);
+            const got = perObject(entries.flatMap((entry) => entry.events));
+            if (canonical(got) !== canonical(perObject(truth)) && process.env.DEBUG_HISTORY)
+              console.log(
+                JSON.stringify(
+                  entries.map((e) => ({
+                    seq: e.seq,
+                    batch: e.batch,
+                    records: e.records,
+                    ev: e.events.map(
+                      (x) => `${x.type} ${nameOf(x)} ${JSON.stringify((x.object.metadata as any).labels)}`,
+                    ),
+                  })),
+                  null,
+                  1,
+                ),
+              );
+            expect(got).toEqual(perObject(truth));
+          }
+          for (const { resource, items, version } of snapshots) {
+            const final = (await call(run, 'GET', `${base}/${resource}?limit=1000`)).body.items;
+            const entries = await entriesOf(run.table, NS, resource);
+            expect(replayed(items, version, entries)).toEqual(replayed(final, Number.MAX_SAFE_INTEGER, []));
+          }
+          expect(snapshots.length + run.shards.delivered.length).toBeGreaterThan(0);
+        } finally {
+          await run.close();
+        }
+      }),
+      {
+        numRuns: Number(process.env.HISTORY_RUNS ?? 6),
+        examples: [
+          [0, 'partition'],
+          [0, 'item'],
+        ],
+      },
+    );
+  }, 240_000);
+});
+
+describe('appending', () => {
+  it('takes the next number when another appender has taken one, and a lost answer is its own entry', async () => {
+    const run = await newRun(2);
+    try {
+      const random = seededRandom(3);
+      const [first, second] = [appender(run, random, 0), appender(run, random, 0)];
+      for (const name of ['x', 'y', 'z', 'w'])
+        await call(run, 'PUT', `${base}/claims/${name}`, {
+          spec: { poolRef: { kind: 'IndexPool', name: 'none' } },
+        });
+      // Both instances start from the same known head; the puts decide who gets which number.
+      await Promise.all([
+        run.shards.deliver(0, 100, first.deliver),
+        run.shards.deliver(1, 100, second.deliver),
+      ]);
+      // A put that lands but whose answer is lost: the SDK retries it and finds its own entry.
+      second.faults.plan = (operation, input) =>
+        operation === 'PutItem' && JSON.stringify(input.Item).includes('"history"')
+          ? 'lostAnswer'
+          : undefined;
+      await call(run, 'DELETE', `${base}/claims/x`);
+      for (const shard of [0, 1]) await run.shards.deliver(shard, 100, second.deliver);
+      expect(second.faults.injected.lostAnswer).toBeGreaterThan(0);
+      const entries = await entriesOf(run.table, NS, 'claims');
+      expect(entries.map((entry) => entry.seq)).toEqual(entries.map((_, i) => i + 1));
+      const truth = run.shards.truth
+        .filter((change) => change.namespace === NS)
+        .map((change) => change.event);
+      expect(perObject(entries.flatMap((entry) => entry.events))).toEqual(perObject(truth));
+      expect(Object.keys(perObject(truth))).toEqual(['w', 'x', 'y', 'z']);
+      expect(await run.table.history.head(NS, 'claims')).toBe(entries.length);
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('appends a batch delivered again after its handler died between entries once', async () => {
+    const run = await newRun(1);
+    try {
+      const random = seededRandom(9);
+      const dying = appender(run, random, 0);
+      // Two collections in one batch: the handler dies after the first one's entry.
+      await call(run, 'PUT', `${base}/claims/one`, {
+        spec: { poolRef: { kind: 'IndexPool', name: 'none' } },
+      });
+      await call(run, 'PUT', `/v1/namespaces/other/claims/two`, {
+        spec: { poolRef: { kind: 'IndexPool', name: 'none' } },
+      });
+      let puts = 0;
+      dying.faults.beforeCall = (operation, input) => {
+        if (operation === 'PutItem' && JSON.stringify(input.Item).includes('"history"') && ++puts === 1)
+          dying.faults.dieBeforeCall(2);
+      };
+      await run.shards.deliver(0, 100, dying.deliver);
+      expect(run.shards.pending).toBeGreaterThan(0);
+      dying.faults.beforeCall = undefined;
+      await run.shards.deliver(0, 100, dying.deliver);
+      await dying.deliver(run.shards.delivered[0]!);
+      expect(dying.faults.injected.died).toBe(1);
+      for (const namespace of [NS, 'other']) {
+        const entries = await entriesOf(run.table, namespace, 'claims');
+        const truth = run.shards.truth
+          .filter((change) => change.namespace === namespace)
+          .map((change) => shown(change.event));
+        expect(entries.flatMap((entry) => entry.events).map(shown), namespace).toEqual(truth);
+        expect(truth.length).toBeGreaterThan(0);
+      }
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('never starts numbering over: the head outlives entries pruned past the retention', async () => {
+    const run = await newRun(1);
+    try {
+      const handler = createHistoryHandler({ table: run.table }, { prune: true });
+      const deliver = (records: DynamoDBRecord[]) => handler({ Records: records });
+      await call(run, 'PUT', `${base}/claims/old`, {
+        spec: { poolRef: { kind: 'IndexPool', name: 'none' } },
+      });
+      await run.shards.deliver(0, 100, deliver);
+      const now = Date.now();
+      const clock = vi.spyOn(Date, 'now').mockImplementation(() => now + HISTORY_RETENTION_MS + 120_000);
+      try {
+        await call(run, 'DELETE', `${base}/claims/old`);
+        await run.shards.deliver(0, 100, deliver);
+      } finally {
+        clock.mockRestore();
+      }
+      const entries = await entriesOf(run.table, NS, 'claims');
+      expect(entries.map((entry) => entry.seq)).toEqual([2]);
+      expect(await run.table.history.head(NS, 'claims')).toBe(2);
+      await resetHistories(run.table, [NS], ['claims']);
+      expect(
+        (await entriesOf(run.table, NS, 'claims')).map((entry) => [entry.seq, entry.reset ?? false]),
+      ).toEqual([
+        [2, false],
+        [3, true],
+      ]);
+      expect(positionOf(3999)).toEqual({ seq: 3, index: 999 });
+    } finally {
+      await run.close();
+    }
+  });
+});
