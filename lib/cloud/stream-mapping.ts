@@ -11,14 +11,18 @@
  * its items side by side already. What several batches buy is that one that waits (for a claim's handler
  * until its deadline, a pending name hold) holds up a part of its shard, not all of it. What they cost: a
  * pool's counts and summaries are written once per batch, so F batches of one pool write them up to F
- * times per batching window, and contend (a conditional write that loses reads again). 4 is the middle:
- * a stall holds up a quarter of the shard, and the counts see at most four writers (bench/stream.ts
- * measured 10 at a third of the throughput of 1 on one shard, by contention on one pool's counts).
+ * times per batching window, and contend (a conditional write that loses reads again). bench/stream.ts
+ * measured 10 at a third of the throughput of 1 on one shard, and 4 no faster than 1 at 5 ms a call.
+ * It is 1 for now: with 4, test/integration/claims.test.ts ("binds waiting claims … when objects naming
+ * them appear") ends with a pool's counts one short in most runs (objects made before their pool, their
+ * records in other batches than the pool's first recount): a race between a recount and another batch's
+ * markers that is not yet understood. The lanes stay (the local emulation and the DynamoDB Local
+ * consumer take any factor), so raising it again is this one line once that race is fixed.
  */
 export const STREAM_MAPPING = {
   batchSize: 100,
   maxBatchingWindowSeconds: 1,
-  parallelizationFactor: 4,
+  parallelizationFactor: 1,
   retryAttempts: 5,
   maxRecordAgeHours: 24,
 } as const;

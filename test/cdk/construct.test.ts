@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AllotService, type AllotFunctionName, type AllotServiceProps } from '../../lib/cloud/construct.ts';
 import { ALL_ROUTES, KUBE_ROUTES } from '../../lib/http/routes.ts';
 import { HISTORY_FILTER_PATTERNS, STREAM_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
+import { STREAM_MAPPING } from '../../lib/cloud/stream-mapping.ts';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { dynamoPermissions as permissionsOf } from '../helpers/permissions.ts';
 
@@ -344,7 +345,7 @@ describe('stream', () => {
     expect(mapping()).toMatchObject({
       BatchSize: 100,
       MaximumBatchingWindowInSeconds: 1,
-      ParallelizationFactor: 4,
+      ParallelizationFactor: STREAM_MAPPING.parallelizationFactor,
     });
   });
 
