@@ -443,16 +443,17 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   const namespace = namespaceOf(request);
   const name = pathName(request, 'claims');
   const key = claimKeyOf(namespace, name);
-  // Two reads in one round trip: the claim (its uid for the delete's condition, and its last state for
-  // the answer should the delete's own answer be lost and retried), and whether a pool is carved from it
-  // (api.md, "Pools": that pool keeps the claim; delete the pool first). Both come before the delete.
-  const [current, [carving]] = await Promise.all([
-    ctx.table.get<ClaimRecord>(key),
-    ctx.table.carvings.of(namespace, name, 1),
-  ]);
+  // The claim first: its uid for the delete's condition, and its last state for the answer should the
+  // delete's own answer be lost and retried.
+  const current = await ctx.table.get<ClaimRecord>(key);
   if (current?.t !== 'claim') throw notFound('claims', name);
   // A caller that read the claim first (Custom::AllotClaim) deletes only the claim it read.
   checkUnchangedSince(request, () => claimObject(current));
+  // Then, before the delete, whether a pool is carved from it (api.md, "Pools": that pool keeps the
+  // claim; delete the pool first). Only a claim on an IPPrefixPool gives a carved pool its prefixes
+  // (service/carving.ts), so only its release pays this read, one round trip more.
+  const [carving] =
+    current.spec.poolRef.kind === 'IPPrefixPool' ? await ctx.table.carvings.of(namespace, name, 1) : [];
   if (carving) {
     const kind = poolInfoByResource(carving.resource)?.kind ?? carving.resource;
     throw new ClaimInUseError(
