@@ -13,16 +13,16 @@
  * pool's counts and summaries are written once per batch, so F batches of one pool write them up to F
  * times per batching window, and contend (a conditional write that loses reads again). bench/stream.ts
  * measured 10 at a third of the throughput of 1 on one shard, and 4 no faster than 1 at 5 ms a call.
- * It is 1 for now: with 4, test/integration/claims.test.ts ("binds waiting claims … when objects naming
- * them appear") ends with a pool's counts one short in most runs (objects made before their pool, their
- * records in other batches than the pool's first recount): a race between a recount and another batch's
- * markers that is not yet understood. The lanes stay (the local emulation and the DynamoDB Local
- * consumer take any factor), so raising it again is this one line once that race is fixed.
+ * It is 4: with 4, test/integration/claims.test.ts once ended with a pool's counts one short (an object
+ * made before its pool, whose batch read "no pool" and then wrote its marker just after the pool's first
+ * recount in another batch); the counts step now reads a pool again that its batch found missing
+ * (service/tally.ts applyMarkers; test/faults/stream-delivery.test.ts replays that order). Batches of
+ * two shards raced the same way at a factor of 1.
  */
 export const STREAM_MAPPING = {
   batchSize: 100,
   maxBatchingWindowSeconds: 1,
-  parallelizationFactor: 1,
+  parallelizationFactor: 4,
   retryAttempts: 5,
   maxRecordAgeHours: 24,
 } as const;

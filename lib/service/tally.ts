@@ -316,11 +316,11 @@ async function applyMarkers(
   );
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     if (attempt > 0) await backOff(attempt);
-    const pool =
-      attempt === 0 && known.pool !== undefined
-        ? (known.pool ?? undefined)
-        : await ctx.table.get<PoolRecord>(poolKeyOf(id));
-    // No pool (yet): the markers stay on the summaries; the pool's first recount takes them.
+    // A pool the batch found missing is read again: it may have been made since, and its first recount
+    // may have read the summaries before step A put this batch's markers there.
+    const pool = attempt === 0 && known.pool ? known.pool : await ctx.table.get<PoolRecord>(poolKeyOf(id));
+    // No pool (yet), read after step A: the markers stay on the summaries; the pool's first recount,
+    // which reads them after this, takes them.
     if (pool?.t !== 'pool') return undefined;
     const previous = pool.counts;
     const fresh = markers.filter(({ marker }) => previous?.applied?.[marker] === undefined);

@@ -13,6 +13,8 @@ import { startTestStore } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';
 import { drainedViolations } from '../model/invariants.ts';
 import { World } from '../model/world.ts';
+import { createStreamHandler } from '../../functions/stream.ts';
+import { Table } from '../../lib/store/table.ts';
 
 let store: AllotStore;
 const figures = { runs: 0, records: 0, duplicated: 0, replayed: 0, bisected: 0, violations: 0 };
@@ -165,4 +167,62 @@ describe('stream delivery faults', () => {
       { numRuns: 25 },
     );
   });
+
+  it("counts an object whose batch found no pool, when the pool's first recount ran before its write", async () => {
+    // Two batches in flight at once (of one shard, or of two): an object's INSERT, made before its pool,
+    // and the pool's INSERT. The object's batch reads (no pool yet) and waits at its first write; the
+    // pool is made and its batch recounts; then the object's batch writes the bit and marker. Its counts
+    // step must read the pool again, as the recount it would leave the marker to has passed.
+    const world = await World.create(store, 13, 1);
+    const paused = pausedWrites();
+    const objectBatch = createStreamHandler({
+      table: new Table({ tableName: world.tableName, client: paused.client }),
+    });
+    try {
+      const api = world.instances[0]!;
+      const object = { spec: { poolRef: { kind: 'IndexPool', name: 'late' }, index: 7 } };
+      expect((await api.call('PUT', 'indices/late-7', object)).status).toBe(201);
+      await world.queue.caughtUp();
+      const first = objectBatch({ Records: world.queue.pending.splice(0) });
+      await paused.waiting;
+
+      expect((await api.call('PUT', 'indexpools/late', { spec: { ranges: ['1..10'] } })).status).toBe(201);
+      await world.queue.caughtUp();
+      expect(
+        (await world.streamHandler({ Records: world.queue.pending.splice(0) }))?.batchItemFailures,
+      ).toEqual([]);
+      paused.release();
+      expect((await first)?.batchItemFailures).toEqual([]);
+      await world.queue.drain(world.streamHandler, world.random);
+
+      const status = (await api.call('GET', 'indexpools/late')).body.status;
+      expect({ allocated: status.allocated, free: status.free }).toEqual({ allocated: 1, free: '9' });
+      expect(await drainedViolations(world, await world.snapshot())).toEqual([]);
+    } finally {
+      paused.client.destroy();
+      await world.close();
+    }
+  });
 });
+
+/** A client of the store whose first write waits until released (`waiting`: it has reached that write). */
+function pausedWrites() {
+  let reached!: () => void;
+  let release!: () => void;
+  const waiting = new Promise<void>((resolve) => (reached = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const client = store.client();
+  let first = true;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (first && /^(Put|Update|Delete)ItemCommand$/.test(context.commandName ?? '')) {
+        first = false;
+        reached();
+        await released;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'pausedWrites' },
+  );
+  return { client, waiting, release };
+}
