@@ -12,6 +12,8 @@ import { PortUnavailableError } from '../lib/local/listener.ts';
 // Node 20 is what this machine has; the pinned SDK supports it, so its upgrade notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+// Read first: a launcher that goes while the server starts must still be seen to have gone (below).
+const launcher = process.ppid;
 const port = Number(process.env.PORT ?? 8080);
 const dataDir = process.env.ALLOT_DATA_DIR ?? '.allot-data';
 
@@ -64,7 +66,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => st
 // Under `npm start`, a SIGTERM sent to npm reaches only the shell it runs the script in, which dies and
 // leaves this process running with no one to stop it: a server whose launcher has gone stops as on SIGTERM.
 if (process.env.npm_lifecycle_event === 'start') {
-  const launcher = process.ppid;
   setInterval(() => {
     if (process.ppid !== launcher && !stopping) stop('npm exited');
   }, 250).unref();
