@@ -72,7 +72,7 @@ export function streamSection(table: (header: string[], body: string[][]) => str
       const fixed = life.kind === 'IndexPool' || life.kind === 'IPAddressPool';
       const ranged = life.pool.startsWith('range');
       const target = fixed
-        ? `≤ 8 / ≤ 7 ${mark(life.total.requests <= 8 && life.total.units <= 7)}`
+        ? `≤ 8 / ≤ 7 ${mark(life.total.requests <= 8)} ${mark(life.total.units <= 7)}`
         : ranged && old
           ? `no worse than before ${mark(life.total.requests <= old.total.requests && life.total.units <= old.total.units)}`
           : '—';
