@@ -234,6 +234,7 @@ describe('HTTP API', () => {
         `PATCH ${group}/namespaces/{namespace}/indexpools/{name}`,
         `PATCH ${group}/namespaces/{namespace}/claims/{name}`,
         `DELETE ${group}/namespaces/{namespace}/claims/{name}`,
+        `POST ${group}/namespaces/{namespace}/claims/{name}/renew`,
       ].map((key) => [key, keys.get(key)]),
     ).toEqual([
       ['GET /api', ['AWS_IAM', 'api']],
@@ -245,10 +246,11 @@ describe('HTTP API', () => {
       [`PATCH ${group}/namespaces/{namespace}/indexpools/{name}`, ['AWS_IAM', 'api']],
       [`PATCH ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'claim']],
       [`DELETE ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'release']],
+      [`POST ${group}/namespaces/{namespace}/claims/{name}/renew`, ['AWS_IAM', 'claim']],
     ]);
     // Discovery and /version, seven routes per resource (PATCH and the list across every namespace
-    // included), and each pool's occupancy map and preview.
-    expect(KUBE_ROUTES.length).toBe(7 + 7 * 7 + 6);
+    // included), each pool's occupancy map and preview, and a claim's renewal.
+    expect(KUBE_ROUTES.length).toBe(7 + 7 * 7 + 6 + 1);
   });
 
   it("lets API Gateway invoke each route's function, $default included", () => {
