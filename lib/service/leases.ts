@@ -10,6 +10,7 @@
 import { leaseEnd, leaseExpired } from '../domain/leases.ts';
 import type { ClaimRecord, ItemKey } from '../domain/records.ts';
 import type { Stored } from '../store/items.ts';
+import { LIST_SHARDS } from '../store/keys.ts';
 import { nowMs, nowText, type ClaimContext } from './context.ts';
 
 /** A lease's end for a claim made or renewed now; undefined for a claim without a lease. */
@@ -43,4 +44,23 @@ export function expireClaim(
   claim: ClaimRecord,
 ): Promise<Stored<ClaimRecord> | undefined> {
   return ctx.table.deleteExpiredClaim(key, claim.metadata.uid, claim.leaseExpiresAt!, nowText(ctx));
+}
+
+/** Leases looked at per shard and run: a minute's expiries of a busy table, with room. */
+const EXPIRY_PAGE = 200;
+
+/**
+ * The expiry run (every minute, deployed: the repair function's `expireLeases`): deletes the claims whose
+ * lease ended, found by the leases index, so that expiry's 2-minute bound holds whatever TTL's delay.
+ * How many it deleted.
+ */
+export async function expireLeases(ctx: ClaimContext, page = EXPIRY_PAGE): Promise<number> {
+  let expired = 0;
+  for (let shard = 0; shard < LIST_SHARDS; shard++) {
+    for (const key of await ctx.table.endedLeases(shard, nowText(ctx), page)) {
+      const claim = await ctx.table.get<ClaimRecord>(key);
+      if (claim?.t === 'claim' && expiredNow(ctx, claim) && (await expireClaim(ctx, key, claim))) expired++;
+    }
+  }
+  return expired;
 }

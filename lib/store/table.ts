@@ -25,8 +25,8 @@ import { conditionFailed, itemKeyText, TableClient } from './client.ts';
 
 export { itemKeyText };
 import { allocationItem, type Item, type Stored } from './items.ts';
-import { allocationKey, LIST_SHARDS, waitingKey, type PoolId } from './keys.ts';
-import { ALLOCATIONS_INDEX, TTL_ATTRIBUTE, WAITING_INDEX } from './schema.ts';
+import { allocationKey, LIST_SHARDS, shardOf, waitingKey, type PoolId } from './keys.ts';
+import { ALLOCATIONS_INDEX, LEASES_INDEX, TTL_ATTRIBUTE, WAITING_INDEX } from './schema.ts';
 import { leaseEpochSeconds } from '../domain/leases.ts';
 import { NameHolds } from './holds.ts';
 import { Summaries } from './summaries.ts';
@@ -34,6 +34,18 @@ import { Overlaps } from './overlaps.ts';
 import { Carvings } from './carvings.ts';
 import { Lists } from './lists.ts';
 import { HistoryStore } from './history.ts';
+
+/** The leases index's partitions: claims spread by key, as the lists are. */
+const leaseShardKey = (shard: number) => `L#${shard}`;
+
+/** A lease's claim: its end as the TTL attribute (epoch seconds), and its entry in the leases index. */
+function leaseAttributes(key: ItemKey, leaseExpiresAt: string) {
+  return {
+    [TTL_ATTRIBUTE]: leaseEpochSeconds(leaseExpiresAt),
+    lpk: leaseShardKey(shardOf(`${key.pk}\u0000${key.sk}`)),
+    lsk: `${leaseExpiresAt}#${key.pk}#${key.sk}`,
+  };
+}
 
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
@@ -146,14 +158,32 @@ export class Table extends TableClient {
    * seconds), whatever TTL attribute the record was read with (a lease removed by a PUT loses it).
    */
   private objectItem(key: ItemKey, record: PoolRecord | ClaimRecord): Item {
-    const { [TTL_ATTRIBUTE]: _ttl, ...rest } = record as unknown as Item;
+    const { [TTL_ATTRIBUTE]: _ttl, lpk: _lpk, lsk: _lsk, ...rest } = record as unknown as Item;
     const lease = record.t === 'claim' ? record.leaseExpiresAt : undefined;
     return {
       ...key,
       ...rest,
       ...this.waitingAttributes(record),
-      ...(lease !== undefined ? { [TTL_ATTRIBUTE]: leaseEpochSeconds(lease) } : {}),
+      ...(lease !== undefined ? leaseAttributes(key, lease) : {}),
     };
+  }
+
+  /**
+   * Keys of claims whose lease ended by `now` (RFC 3339 UTC), in one shard of the leases index, oldest
+   * first: eventually consistent, a hint (the expiry's delete is conditional on the claim as read).
+   */
+  async endedLeases(shard: number, now: string, limit: number): Promise<ItemKey[]> {
+    const result = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: LEASES_INDEX,
+        KeyConditionExpression: 'lpk = :lpk AND lsk < :after',
+        // '$' sorts after '#': every lease that ends at `now` or before.
+        ExpressionAttributeValues: { ':lpk': leaseShardKey(shard), ':after': `${now}$` },
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
   }
 
   /**
@@ -174,12 +204,13 @@ export class Table extends TableClient {
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          UpdateExpression: 'SET leaseExpiresAt = :end, #ttl = :ttl, rv = rv + :one',
+          UpdateExpression: 'SET leaseExpiresAt = :end, #ttl = :ttl, lsk = :lsk, rv = rv + :one',
           ConditionExpression: '#m.#uid = :uid AND leaseExpiresAt = :was AND leaseExpiresAt > :now',
           ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#ttl': TTL_ATTRIBUTE },
           ExpressionAttributeValues: {
             ':end': leaseExpiresAt,
             ':ttl': leaseEpochSeconds(leaseExpiresAt),
+            ':lsk': leaseAttributes(key, leaseExpiresAt).lsk,
             ':one': 1,
             ':uid': uid,
             ':was': was,

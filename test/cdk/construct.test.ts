@@ -95,7 +95,7 @@ describe('table', () => {
     });
   });
 
-  it('has the allocations (ALL) and waiting (KEYS_ONLY) indexes and no other', () => {
+  it('has the allocations (ALL), waiting and leases (KEYS_ONLY) indexes and no other', () => {
     template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       GlobalSecondaryIndexes: [
         {
@@ -111,6 +111,14 @@ describe('table', () => {
           KeySchema: [
             { AttributeName: 'wpk', KeyType: 'HASH' },
             { AttributeName: 'wsk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+        {
+          IndexName: 'leases',
+          KeySchema: [
+            { AttributeName: 'lpk', KeyType: 'HASH' },
+            { AttributeName: 'lsk', KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
@@ -437,6 +445,8 @@ describe('permissions', () => {
         table: sorted(ITEM_ACTIONS),
         'index/allocations': ['dynamodb:Query'],
         'index/waiting': ['dynamodb:Query'],
+        // The lease expiry's every minute (service/leases.ts).
+        'index/leases': ['dynamodb:Query'],
       },
     ],
   ] as const)('%s may do exactly what it needs on the table', (name, expected) => {

@@ -8,6 +8,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MemoryEventSink } from '../../lib/local/events.ts';
+import { createRepairHandler } from '../../functions/repair.ts';
+import { objectKey } from '../../lib/store/keys.ts';
 import { claim, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 import { expectFailure, expectInvalid } from './support.ts';
 
@@ -174,6 +176,33 @@ describe('expiry', () => {
     await drained();
     await eventually(async () => expect((await api.get('indexpools/lease-s')).body.status.allocated).toBe(0));
     expectExpiredOnce('lease-s1');
+  });
+
+  it("the repair function's expiry run (every minute, deployed) finds ended leases by the leases index", async () => {
+    await api.post('indexpools', indexPool('lease-e', ['1..3']));
+    await leased('lease-e1', 'lease-e', 60);
+    const later = await leased('lease-e2', 'lease-e', 600);
+    const expiry = createRepairHandler({ table: allot.table });
+    // The item as stored, whatever a read would make of it (a read of an expired claim deletes it).
+    const stored = (name: string) =>
+      allot.table.get<{ metadata: { uid: string } }>(objectKey('default', 'claims', name));
+    pass(30);
+    await expiry({ operation: 'expireLeases' });
+    expect(await stored('lease-e1')).toBeDefined();
+    pass(31);
+    const run = (await expiry({ operation: 'expireLeases' })) as { kind: string; expired: number };
+    expect(run.kind).toBe('LeaseExpiry');
+    expect(run.expired).toBeGreaterThanOrEqual(1);
+    expect(await stored('lease-e1')).toBeUndefined();
+    await drained();
+    await eventually(async () => expect((await api.get('indexpools/lease-e')).body.status.allocated).toBe(1));
+    expectExpiredOnce('lease-e1');
+    // A renewal moves the lease in the index: its old end finds nothing.
+    pass(500);
+    expect((await api.post('claims/lease-e2/renew', undefined)).status).toBe(200);
+    pass(100);
+    await expiry({ operation: 'expireLeases' });
+    expect((await stored('lease-e2'))?.metadata.uid).toBe(later.metadata.uid);
   });
 
   it("the TTL emulation deletes it with TTL's identity, and the stream reclaims the value", async () => {
