@@ -46,10 +46,11 @@ Usage:
   allot get <resource> [name] [-l selector] [--field-selector f=v] [-o table|wide|json|yaml]
   allot describe <pool-resource> <name>       spec, status, utilisation and a map of taken and free values
   allot claim <name> --pool <kind>/<pool> [--value v] [--within w] [--reserved a,b]
-              [--prefix-length L] [--owner <kind>/<name>] [--wait]
+              [--prefix-length L] [--owner <kind>/<name>] [--lease-seconds S] [--wait]
   allot preview <pool> [--count N] [--prefix-length L] [--within w] [--reserved a,b]
                                               the values claims made now would get (holds nothing)
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
+  allot renew <name> [--pool <kind>/<pool>]   start a lease claim's lease again from now
   allot delete <resource> <name> [--cascade]
   allot ui --endpoint <url> [--port 8001]     the console for a deployed API, on 127.0.0.1, its calls signed
   allot proxy --endpoint <url> [--port 8001]  serve a deployed API on 127.0.0.1, every call signed (for kubectl)
@@ -82,6 +83,7 @@ const OPTIONS = {
   owner: { type: 'string' },
   count: { type: 'string' },
   'prefix-length': { type: 'string' },
+  'lease-seconds': { type: 'string' },
   cascade: { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
   endpoint: { type: 'string' },
@@ -105,6 +107,7 @@ type Options = {
   owner?: string;
   count?: string;
   'prefix-length'?: string;
+  'lease-seconds'?: string;
   cascade: boolean;
   'dry-run': boolean;
   endpoint?: string;
@@ -146,6 +149,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         return await cli.claim(args);
       case 'release':
         return await cli.release(args);
+      case 'renew':
+        return await cli.renew(args);
       case 'preview':
         return await cli.preview(args);
       case 'delete':
@@ -444,6 +449,11 @@ class Cli {
       spec.owner = { kind: this.options.owner.slice(0, slash), name: this.options.owner.slice(slash + 1) };
     }
     if (this.options.reserved !== undefined) spec.reserved = this.options.reserved.split(',').filter(Boolean);
+    if (this.options['lease-seconds'] !== undefined) {
+      const text = this.options['lease-seconds'];
+      // Sent as a number when it is one; the API names what is wrong with it (422) otherwise.
+      spec.leaseSeconds = /^[0-9]+$/.test(text) ? Number(text) : text;
+    }
     // PUT, so asking again with the same name and spec returns the same value (the contract's idempotent bind).
     const answer = await this.expect(
       this.api.call('PUT', this.path('claims', name), {
@@ -516,6 +526,29 @@ class Cli {
         ? `${value} stays with ${claim.status.allocationRef?.kind} ${claim.status.allocationRef?.name} (Retain)`
         : `${value} goes back to ${ref.kind} ${ref.name}`;
     this.io.out(`claim/${name} released: ${fate}`);
+    return 0;
+  }
+
+  /**
+   * Renews a lease claim's lease (POST …/renew). `--pool`: the claim must be of that pool (a script's
+   * check that it renews what it means to), read first; nothing is renewed otherwise.
+   */
+  async renew(args: string[]): Promise<number> {
+    const [name, ...rest] = args;
+    if (!name || rest.length) throw new CliError('usage: allot renew <name> [--pool <kind>/<name>]', [], 2);
+    if (this.options.pool !== undefined) {
+      const want = await this.claimPool();
+      const current = await this.expect(this.api.call('GET', this.path('claims', name)), 200);
+      const ref = current.body.spec.poolRef;
+      if (ref.kind !== want.kind || ref.name !== want.name)
+        throw new CliError(`claim/${name} is of ${ref.kind} ${ref.name}, not ${want.kind} ${want.name}`);
+    }
+    const answer = await this.expect(this.api.call('POST', `${this.path('claims', name)}/renew`), 200);
+    const claim = answer.body;
+    const value = claim.status?.value;
+    this.io.out(
+      `claim/${name} renewed: its lease ends ${claim.status.leaseExpiresAt}${value === undefined ? '' : ` (holds ${value})`}`,
+    );
     return 0;
   }
 
