@@ -22,6 +22,7 @@ import {
   type Answer,
   type CredentialProvider,
 } from './http.ts';
+import { allocatedOf, claimLine, failure } from './answers.ts';
 import { parseManifests } from './manifests.ts';
 import { kubeconfigCommand, proxyCommand } from './kube-commands.ts';
 import { runUi } from './ui.ts';
@@ -202,23 +203,6 @@ export function resourcesOf(word: string): Resource[] {
 function columnsOf(resource: Resource): readonly Column[] {
   if (resource === 'claims') return CLAIM_COLUMNS;
   return POOL_RESOURCES.includes(resource as never) ? POOL_COLUMNS : ALLOCATION_COLUMNS;
-}
-
-/** A Status answer (or any non-2xx) as a CliError: the message, then each field cause. */
-function failure(answer: Answer): CliError {
-  const body = answer.body;
-  if (body && typeof body === 'object' && body.kind === 'Status') {
-    const causes: { field: string; message: string }[] = body.details?.causes ?? [];
-    // A lone cause that the message already says is not repeated.
-    const lone = causes.length === 1 ? causes[0]! : undefined;
-    const repeated =
-      lone && (body.message === lone.message || body.message === `${lone.field}: ${lone.message}`);
-    return new CliError(
-      `${body.message} (${body.code} ${body.reason})`,
-      repeated ? [] : causes.map((cause) => `  ${cause.field}: ${cause.message}`),
-    );
-  }
-  return new CliError(`the API answered ${answer.status}: ${String(JSON.stringify(body)).slice(0, 200)}`);
 }
 
 const kindWord = (resource: Resource) => kindOfResource(resource).toLowerCase();
@@ -599,20 +583,6 @@ class Cli {
     );
     return 0;
   }
-}
-
-function allocatedOf(claim: Record<string, any>): Record<string, any> | undefined {
-  return (claim.status?.conditions ?? []).find((c: Record<string, any>) => c.type === 'Allocated');
-}
-
-function claimLine(claim: Record<string, any>): string {
-  const allocated = allocatedOf(claim);
-  const ref = claim.spec.poolRef;
-  const name = `claim/${claim.metadata.name}`;
-  if (allocated?.status === 'True') {
-    return `${name}: ${claim.status.value} from ${ref.kind} ${ref.name} (${claim.status.allocationRef.kind} ${claim.status.allocationRef.name})`;
-  }
-  return `${name}: waiting: ${allocated?.reason ?? 'Unknown'}: ${allocated?.message ?? ''}`;
 }
 
 function sameObject(before: Record<string, any>, after: Record<string, any>): boolean {
