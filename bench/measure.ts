@@ -32,7 +32,7 @@ export const storeCapacity = { reportsIndexUnits: false };
 /** dynalite's own item-size function, so the index estimate sizes items the way its table units do. */
 const { itemSize } = require('dynalite/db') as { itemSize: (item: Record<string, unknown>) => number };
 
-export type KeySpace = 'table' | 'allocations' | 'waiting';
+export type KeySpace = 'table' | 'allocations' | 'waiting' | 'leases';
 
 export interface Write {
   space: KeySpace;
@@ -122,6 +122,12 @@ function putWrites(item: Input): { writes: Write[]; indexUnits: number; bytes: n
     writes.push({ space: 'waiting', key: wpk });
     indexUnits += 1;
   }
+  // A lease's claim: its entry in the leases index (KEYS_ONLY, one unit).
+  const lpk = text(item.lpk);
+  if (lpk !== undefined) {
+    writes.push({ space: 'leases', key: lpk });
+    indexUnits += 1;
+  }
   return { writes, indexUnits, bytes };
 }
 
@@ -166,6 +172,16 @@ function describe(
           writes.push({ space: 'allocations', key: set.gpk });
           indexUnits += 1;
         }
+        // A renewal moves its claim's entry in the leases index (its sort key): a delete and a put there.
+        if (/\blsk\s*=/.test(String(input.UpdateExpression ?? ''))) {
+          writes.push({ space: 'leases', key: undefined });
+          indexUnits += 2;
+        }
+      }
+      // An expiry's delete takes the claim's entry in the leases index with it.
+      if (operation === 'DeleteItem' && /\bleaseExpiresAt\b/.test(String(input.ConditionExpression ?? ''))) {
+        writes.push({ space: 'leases', key: undefined });
+        indexUnits += 1;
       }
       return { writes, reads: [], indexUnits, failedUnits: 1 };
     }
@@ -205,7 +221,7 @@ function describe(
     }
     case 'Query': {
       const values = (input.ExpressionAttributeValues ?? {}) as Input;
-      const key = text(values[':pk']) ?? text(values[':gpk']) ?? text(values[':wpk']);
+      const key = text(values[':pk']) ?? text(values[':gpk']) ?? text(values[':wpk']) ?? text(values[':lpk']);
       return { writes: [], reads: key === undefined ? [] : [key], indexUnits: 0, failedUnits: 0 };
     }
     default:

@@ -10,6 +10,7 @@ import {
   deriveEvents,
   poolUtilisations,
   reclaimAges,
+  TTL_IDENTITY,
   type AllotEvent,
   type EventSink,
   type StreamChange,
@@ -27,6 +28,8 @@ export function streamChangeOf(record: DynamoDBRecord): StreamChange {
     newImage: image(record.dynamodb?.NewImage),
     // Whole seconds, as the record has them, written like the objects' own timestamps.
     recordedAt: new Date(seconds * 1000).toISOString().replace(/\.000Z$/, 'Z'),
+    ...(record.userIdentity?.type === TTL_IDENTITY.type &&
+      record.userIdentity?.principalId === TTL_IDENTITY.principalId && { byTtl: true }),
   };
 }
 

@@ -86,6 +86,7 @@ export const CLAIM_COLUMNS: readonly Column[] = [
     wide: true,
   },
   { header: 'ALLOCATION', value: (o) => o.status?.allocationRef?.name ?? '', wide: true },
+  { header: 'LEASE-ENDS', value: (o) => o.status?.leaseExpiresAt ?? '', wide: true },
 ];
 
 function claimOf(o: ApiObject): string {

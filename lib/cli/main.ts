@@ -22,6 +22,7 @@ import {
   type Answer,
   type CredentialProvider,
 } from './http.ts';
+import { allocatedOf, claimLine, failure } from './answers.ts';
 import { parseManifests } from './manifests.ts';
 import { kubeconfigCommand, proxyCommand } from './kube-commands.ts';
 import { runUi } from './ui.ts';
@@ -46,10 +47,11 @@ Usage:
   allot get <resource> [name] [-l selector] [--field-selector f=v] [-o table|wide|json|yaml]
   allot describe <pool-resource> <name>       spec, status, utilisation and a map of taken and free values
   allot claim <name> --pool <kind>/<pool> [--value v] [--within w] [--reserved a,b]
-              [--prefix-length L] [--owner <kind>/<name>] [--wait]
+              [--prefix-length L] [--owner <kind>/<name>] [--lease-seconds S] [--wait]
   allot preview <pool> [--count N] [--prefix-length L] [--within w] [--reserved a,b]
                                               the values claims made now would get (holds nothing)
   allot release <name>                        delete a claim; its pool's reclaim policy then applies
+  allot renew <name> [--pool <kind>/<pool>]   start a lease claim's lease again from now
   allot delete <resource> <name> [--cascade]
   allot ui --endpoint <url> [--port 8001]     the console for a deployed API, on 127.0.0.1, its calls signed
   allot proxy --endpoint <url> [--port 8001]  serve a deployed API on 127.0.0.1, every call signed (for kubectl)
@@ -82,6 +84,7 @@ const OPTIONS = {
   owner: { type: 'string' },
   count: { type: 'string' },
   'prefix-length': { type: 'string' },
+  'lease-seconds': { type: 'string' },
   cascade: { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
   endpoint: { type: 'string' },
@@ -105,6 +108,7 @@ type Options = {
   owner?: string;
   count?: string;
   'prefix-length'?: string;
+  'lease-seconds'?: string;
   cascade: boolean;
   'dry-run': boolean;
   endpoint?: string;
@@ -146,6 +150,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         return await cli.claim(args);
       case 'release':
         return await cli.release(args);
+      case 'renew':
+        return await cli.renew(args);
       case 'preview':
         return await cli.preview(args);
       case 'delete':
@@ -197,23 +203,6 @@ export function resourcesOf(word: string): Resource[] {
 function columnsOf(resource: Resource): readonly Column[] {
   if (resource === 'claims') return CLAIM_COLUMNS;
   return POOL_RESOURCES.includes(resource as never) ? POOL_COLUMNS : ALLOCATION_COLUMNS;
-}
-
-/** A Status answer (or any non-2xx) as a CliError: the message, then each field cause. */
-function failure(answer: Answer): CliError {
-  const body = answer.body;
-  if (body && typeof body === 'object' && body.kind === 'Status') {
-    const causes: { field: string; message: string }[] = body.details?.causes ?? [];
-    // A lone cause that the message already says is not repeated.
-    const lone = causes.length === 1 ? causes[0]! : undefined;
-    const repeated =
-      lone && (body.message === lone.message || body.message === `${lone.field}: ${lone.message}`);
-    return new CliError(
-      `${body.message} (${body.code} ${body.reason})`,
-      repeated ? [] : causes.map((cause) => `  ${cause.field}: ${cause.message}`),
-    );
-  }
-  return new CliError(`the API answered ${answer.status}: ${String(JSON.stringify(body)).slice(0, 200)}`);
 }
 
 const kindWord = (resource: Resource) => kindOfResource(resource).toLowerCase();
@@ -444,6 +433,11 @@ class Cli {
       spec.owner = { kind: this.options.owner.slice(0, slash), name: this.options.owner.slice(slash + 1) };
     }
     if (this.options.reserved !== undefined) spec.reserved = this.options.reserved.split(',').filter(Boolean);
+    if (this.options['lease-seconds'] !== undefined) {
+      const text = this.options['lease-seconds'];
+      // Sent as a number when it is one; the API names what is wrong with it (422) otherwise.
+      spec.leaseSeconds = /^[0-9]+$/.test(text) ? Number(text) : text;
+    }
     // PUT, so asking again with the same name and spec returns the same value (the contract's idempotent bind).
     const answer = await this.expect(
       this.api.call('PUT', this.path('claims', name), {
@@ -519,6 +513,29 @@ class Cli {
     return 0;
   }
 
+  /**
+   * Renews a lease claim's lease (POST …/renew). `--pool`: the claim must be of that pool (a script's
+   * check that it renews what it means to), read first; nothing is renewed otherwise.
+   */
+  async renew(args: string[]): Promise<number> {
+    const [name, ...rest] = args;
+    if (!name || rest.length) throw new CliError('usage: allot renew <name> [--pool <kind>/<name>]', [], 2);
+    if (this.options.pool !== undefined) {
+      const want = await this.claimPool();
+      const current = await this.expect(this.api.call('GET', this.path('claims', name)), 200);
+      const ref = current.body.spec.poolRef;
+      if (ref.kind !== want.kind || ref.name !== want.name)
+        throw new CliError(`claim/${name} is of ${ref.kind} ${ref.name}, not ${want.kind} ${want.name}`);
+    }
+    const answer = await this.expect(this.api.call('POST', `${this.path('claims', name)}/renew`), 200);
+    const claim = answer.body;
+    const value = claim.status?.value;
+    this.io.out(
+      `claim/${name} renewed: its lease ends ${claim.status.leaseExpiresAt}${value === undefined ? '' : ` (holds ${value})`}`,
+    );
+    return 0;
+  }
+
   /** One run of the namespace's repair sweep: a row per kind it found, with what it fixed. */
   async repair(args: string[]): Promise<number> {
     if (args.length) throw new CliError('usage: allot repair [-n NAMESPACE] [--dry-run]', [], 2);
@@ -566,20 +583,6 @@ class Cli {
     );
     return 0;
   }
-}
-
-function allocatedOf(claim: Record<string, any>): Record<string, any> | undefined {
-  return (claim.status?.conditions ?? []).find((c: Record<string, any>) => c.type === 'Allocated');
-}
-
-function claimLine(claim: Record<string, any>): string {
-  const allocated = allocatedOf(claim);
-  const ref = claim.spec.poolRef;
-  const name = `claim/${claim.metadata.name}`;
-  if (allocated?.status === 'True') {
-    return `${name}: ${claim.status.value} from ${ref.kind} ${ref.name} (${claim.status.allocationRef.kind} ${claim.status.allocationRef.name})`;
-  }
-  return `${name}: waiting: ${allocated?.reason ?? 'Unknown'}: ${allocated?.message ?? ''}`;
 }
 
 function sameObject(before: Record<string, any>, after: Record<string, any>): boolean {

@@ -31,7 +31,7 @@ import { constructIdOf, createAllotFunction } from './lambda.ts';
 import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY, TTL_ATTRIBUTE } from '../store/schema.ts';
 
 import { FUNCTION_NAMES, FUNCTION_SETTINGS, type AllotFunctionName } from './functions.ts';
-import { repairsMetric, scheduleRepairs } from './repair.ts';
+import { repairsMetric, scheduleLeaseExpiry, scheduleRepairs } from './repair.ts';
 
 export type { AllotFunctionName } from './functions.ts';
 
@@ -189,6 +189,8 @@ export class AllotService extends Construct {
   public readonly requestDeadLetterQueue: sqs.Queue;
   /** Runs the repair function every `repairInterval`. */
   public readonly repairSchedule: events.Rule;
+  /** Runs the repair function's lease expiry every minute (TTL alone may take days). */
+  public readonly leaseExpirySchedule: events.Rule;
   /** Every alarm (dead-letter queues, iterator age, function errors and throttles, pool utilisation). */
   public readonly alarms: readonly cloudwatch.Alarm[];
   public readonly dashboard: cloudwatch.Dashboard;
@@ -340,6 +342,7 @@ export class AllotService extends Construct {
       functions.repair,
       props.repairInterval ?? Duration.minutes(10),
     );
+    this.leaseExpirySchedule = scheduleLeaseExpiry(this, functions.repair);
     this.alarms = this.createAlarms(props);
     this.dashboard = this.createDashboard(props.poolUtilisationThreshold ?? 90);
 

@@ -3,7 +3,7 @@
  * run, and the least it needs from the table (test/access compares these grants with the calls each makes).
  */
 import { Duration } from 'aws-cdk-lib';
-import { ALLOCATIONS_INDEX, WAITING_INDEX } from '../store/schema.ts';
+import { ALLOCATIONS_INDEX, LEASES_INDEX, WAITING_INDEX } from '../store/schema.ts';
 
 export type AllotFunctionName =
   'api' | 'claim' | 'release' | 'stream' | 'repair' | 'claim-resource' | 'history';
@@ -58,11 +58,11 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
     queriedIndexes: [WAITING_INDEX],
   },
   repair: {
-    description: 'Allot repair sweep: scheduled over every namespace, and on demand for one',
+    description: 'Allot repair sweep: scheduled over every namespace, and on demand for one; lease expiry',
     // A run stops well before this (it leaves a cursor); one namespace's run is bounded by its budget.
     timeout: Duration.minutes(2),
     tableActions: ITEM_ACTIONS,
-    queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX],
+    queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX, LEASES_INDEX],
   },
   'claim-resource': {
     description: 'Allot Custom::AllotClaim: CloudFormation creates, updates and deletes claims',

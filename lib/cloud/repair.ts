@@ -1,6 +1,7 @@
 /**
  * The repair sweep's place in the deployed stack: an EventBridge rule that runs the repair function every
- * `repairInterval`, and the metric its alarm watches (the `Repairs` EMF metric, summed over its kinds).
+ * `repairInterval`, one that runs its lease expiry every minute, and the metric its alarm watches (the
+ * `Repairs` EMF metric, summed over its kinds).
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -25,6 +26,24 @@ export function scheduleRepairs(scope: Construct, fn: lambda.IFunction, interval
     targets: [
       new targets.LambdaFunction(fn, {
         event: events.RuleTargetInput.fromObject({ operation: 'repair' }),
+        retryAttempts: 0,
+      }),
+    ],
+  });
+}
+
+/**
+ * The expiry of leases every minute (the repair function's `expireLeases`): DynamoDB's TTL deletes an
+ * expired claim some time after its end, days at worst, and a lease ends within 2 minutes (api.md).
+ */
+export function scheduleLeaseExpiry(scope: Construct, fn: lambda.IFunction): events.Rule {
+  return new events.Rule(scope, 'LeaseExpirySchedule', {
+    description: 'Allot: deletes the claims whose lease ended, every minute',
+    schedule: events.Schedule.rate(Duration.minutes(1)),
+    // A run that fails is not retried: the next comes within the minute and finds what it left.
+    targets: [
+      new targets.LambdaFunction(fn, {
+        event: events.RuleTargetInput.fromObject({ operation: 'expireLeases' }),
         retryAttempts: 0,
       }),
     ],

@@ -10,6 +10,7 @@ export type StatusReason =
   | 'AlreadyExists'
   | 'PoolInUse'
   | 'ClaimInUse'
+  | 'Conflict'
   | 'Expired'
   | 'RequestEntityTooLarge'
   | 'UnsupportedMediaType'
@@ -101,6 +102,12 @@ export class ClaimInUseError extends AllotError {
   readonly code = 409;
   readonly reason = 'ClaimInUse';
   override readonly name = 'ClaimInUseError';
+}
+/** A request that does not fit the object's state: `renew` of a claim without a lease. */
+export class ConflictError extends AllotError {
+  readonly code = 409;
+  readonly reason = 'Conflict';
+  override readonly name = 'ConflictError';
 }
 /** A watch from a resourceVersion older than the history keeps (Kubernetes' 410 Gone, reason Expired). */
 export class ExpiredError extends AllotError {

@@ -9,6 +9,8 @@
  *   claim: → Waiting, or Waiting with a new reason  Claim Pending (reason: PoolNotFound, PoolExhausted,
  *                                                   ValueTaken)
  *   claim removed                                   Claim Released (with the value it held, if any)
+ *   claim removed once its lease ended (by TTL, or  Claim Expired (the same, and when the lease ended)
+ *     by whichever reader found it expired first)
  *   allocation: claimRef.uid set → cleared          Allocation Reclaimed (Retain)
  *   allocation made by a claim, removed while it    Allocation Reclaimed (Recycle)
  *     still named that claim's uid
@@ -31,6 +33,7 @@ export const DETAIL_TYPES = [
   'Claim Allocated',
   'Claim Pending',
   'Claim Released',
+  'Claim Expired',
   'Allocation Reclaimed',
   'Pool Exhausted',
   'Pool Available',
@@ -71,6 +74,9 @@ export interface ClaimReleasedDetail extends Base {
   pool: PoolRef;
   value?: string;
 }
+export interface ClaimExpiredDetail extends ClaimReleasedDetail {
+  leaseExpiresAt: string;
+}
 export interface AllocationReclaimedDetail extends Base {
   allocation: { kind: AllocationKind; name: string; uid: string };
   pool: PoolRef;
@@ -90,6 +96,7 @@ export interface DetailOf {
   'Claim Allocated': ClaimAllocatedDetail;
   'Claim Pending': ClaimPendingDetail;
   'Claim Released': ClaimReleasedDetail;
+  'Claim Expired': ClaimExpiredDetail;
   'Allocation Reclaimed': AllocationReclaimedDetail;
   'Pool Exhausted': PoolCapacityDetail;
   'Pool Available': PoolCapacityDetail;
@@ -106,6 +113,21 @@ export interface StreamChange {
   newImage?: Record<string, unknown>;
   /** The record's ApproximateCreationDateTime, ISO 8601. */
   recordedAt: string;
+  /** A REMOVE made by DynamoDB's TTL (the record's userIdentity is its service principal). */
+  byTtl?: boolean;
+}
+
+/** A stream record's `userIdentity` when DynamoDB's TTL deleted the item. */
+export const TTL_IDENTITY = { type: 'Service', principalId: 'dynamodb.amazonaws.com' } as const;
+
+/**
+ * Whether a claim's removal was its lease's end: TTL's delete, or one made after the end (every delete
+ * of ours then is an expiry: a DELETE finds the claim gone already, service/leases.ts). The record's
+ * time is whole seconds rounded down, hence the second allowed.
+ */
+export function removalExpired(claim: ClaimRecord, change: StreamChange): boolean {
+  if (claim.leaseExpiresAt === undefined) return false;
+  return change.byTtl === true || Date.parse(claim.leaseExpiresAt) <= Date.parse(change.recordedAt) + 1000;
 }
 
 /** Where events go: EventBridge when deployed, a file or memory locally. */
@@ -140,18 +162,24 @@ function claimEvents(change: StreamChange): AllotEvent[] {
   if (change.eventName === 'REMOVE') {
     if (!before) return [];
     const { uid } = before.metadata;
-    return [
-      event('Claim Released', {
-        eventId: eventId('Claim Released', uid),
-        namespace: before.metadata.namespace,
-        time: change.recordedAt,
-        claim: claimIdOf(before),
-        pool: poolRefOf(before),
-        ...(before.phase === 'Allocated' && before.status.value !== undefined
-          ? { value: before.status.value }
-          : {}),
-      }),
-    ];
+    const released = {
+      namespace: before.metadata.namespace,
+      time: change.recordedAt,
+      claim: claimIdOf(before),
+      pool: poolRefOf(before),
+      ...(before.phase === 'Allocated' && before.status.value !== undefined
+        ? { value: before.status.value }
+        : {}),
+    };
+    if (removalExpired(before, change))
+      return [
+        event('Claim Expired', {
+          eventId: eventId('Claim Expired', uid),
+          ...released,
+          leaseExpiresAt: before.leaseExpiresAt!,
+        }),
+      ];
+    return [event('Claim Released', { eventId: eventId('Claim Released', uid), ...released })];
   }
   if (!after) return [];
   const condition = allocatedCondition(after);

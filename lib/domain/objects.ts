@@ -90,7 +90,7 @@ export function claimObject(claim: ClaimRecord): ApiObject {
     kind: 'Claim',
     metadata: metadataOut(claim.metadata),
     spec: claim.spec,
-    status: claim.status,
+    status: claim.leaseExpiresAt ? { ...claim.status, leaseExpiresAt: claim.leaseExpiresAt } : claim.status,
   };
 }
 

@@ -72,6 +72,8 @@ export interface ClaimSpec {
   prefixLength?: number;
   reserved?: string[];
   owner?: OwnerRef;
+  /** A lease: the claim ends this many seconds after it was made or last renewed (domain/leases.ts). */
+  leaseSeconds?: number;
 }
 
 export interface ClaimStatus {
@@ -92,6 +94,11 @@ export interface ClaimRecord {
   bound?: ItemKey;
   /** Allocation objects offered to this claim's name (pre-provisioned or retained), as hints. */
   offers?: Record<string, ItemKey>;
+  /**
+   * A lease's end (RFC 3339 UTC, whole seconds), shown as `status.leaseExpiresAt`; kept beside the status,
+   * which settles rewrite whole. The store keeps the table's TTL attribute in step with it.
+   */
+  leaseExpiresAt?: string;
   rv: number;
 }
 

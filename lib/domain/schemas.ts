@@ -51,6 +51,9 @@ export const REF_STRING_MAX = 253;
 export const RESERVED_MAX = 256;
 export const WITHIN_MAX = 100;
 export const RANGES_MAX = 1000;
+/** A lease's length, in seconds: a minute to a year (api.md, "Claim"). */
+export const LEASE_SECONDS_MIN = 60;
+export const LEASE_SECONDS_MAX = 31_536_000;
 
 const STATUS_REASONS: readonly StatusReason[] = [
   'BadRequest',
@@ -59,6 +62,7 @@ const STATUS_REASONS: readonly StatusReason[] = [
   'AlreadyExists',
   'PoolInUse',
   'ClaimInUse',
+  'Conflict',
   'Expired',
   'RequestEntityTooLarge',
   'UnsupportedMediaType',
@@ -324,6 +328,13 @@ export const SCHEMAS = {
           "IPPrefixPool only: the length to allocate, within the pool's allocationPrefixLengths (or its allocationPrefixLength); immutable while a value is held",
       },
       owner: ref('OwnerRef'),
+      leaseSeconds: {
+        type: 'integer',
+        minimum: LEASE_SECONDS_MIN,
+        maximum: LEASE_SECONDS_MAX,
+        description:
+          'the claim is a lease: it ends this many seconds after it was made or last renewed (POST …/renew), unless renewed',
+      },
     },
   },
   ClaimStatus: {
@@ -331,6 +342,11 @@ export const SCHEMAS = {
     required: ['conditions'],
     properties: {
       value: { type: 'string', description: 'the held value, canonical; absent while none is held' },
+      leaseExpiresAt: {
+        type: 'string',
+        format: 'date-time',
+        description: 'leases only: when the lease ends (RFC 3339, UTC)',
+      },
       allocationRef: {
         type: 'object',
         required: ['apiVersion', 'kind', 'name'],

@@ -100,6 +100,13 @@ const CLAIM_COLUMNS: readonly Column[] = [
     cell: (claim) => text(claim.status?.allocationRef?.name),
   },
   {
+    name: 'Lease Ends',
+    type: 'string',
+    description: 'status.leaseExpiresAt: when a lease claim ends unless renewed',
+    priority: 1,
+    cell: (claim) => text(claim.status?.leaseExpiresAt),
+  },
+  {
     name: 'Message',
     type: 'string',
     description: 'the Allocated condition’s message',

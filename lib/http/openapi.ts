@@ -360,6 +360,13 @@ export const ERROR_EXAMPLES: Record<string, Example> = {
     ),
   },
   ClaimInUse: CLAIM_IN_USE_EXAMPLE,
+  Conflict: {
+    summary: 'renew of a claim without a lease',
+    value: status(409, 'Conflict', 'Claim "leaf1-asn" has no lease (spec.leaseSeconds) to renew', {
+      kind: 'Claim',
+      name: 'leaf1-asn',
+    }),
+  },
   Expired: EXPIRED_EXAMPLE,
   RequestEntityTooLarge: {
     summary: 'a body over 64 KiB',
@@ -450,6 +457,7 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
     replaceClaim: 'the claim replaced (or unchanged, for the same spec)',
     delete: `the last state of the ${kind}`,
     deleteClaim: 'the last state of the claim; the pool’s reclaimPolicy is then applied within seconds',
+    renewClaim: 'the claim, its lease started again from now (status.leaseExpiresAt)',
   };
   return {
     description: descriptions[route.operation],

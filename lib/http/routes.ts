@@ -25,6 +25,7 @@ export type V1OperationName =
   | 'createClaim'
   | 'replaceClaim'
   | 'deleteClaim'
+  | 'renewClaim'
   | 'occupancy'
   | 'preview'
   | 'repair';
@@ -86,6 +87,18 @@ function resourceRoutes(resource: Resource, base = '/v1'): Route[] {
       function: claims ? 'release' : 'api',
       resource,
     },
+    // A lease starts again (service/operations/renew.ts); on the claim function, with the claim's writes.
+    ...(claims
+      ? [
+          {
+            method: 'POST',
+            path: `${item}/renew`,
+            operation: 'renewClaim',
+            function: 'claim',
+            resource,
+          } as const,
+        ]
+      : []),
     // The map of a pool's space (service/operations/occupancy.ts), on /v1 and the Kubernetes paths alike.
     ...(poolInfoByResource(resource)
       ? [

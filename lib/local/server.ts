@@ -25,6 +25,7 @@ import { openStore, type AllotStore, type StoreKind, type StreamFeed } from './s
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serveConsole } from '../console/serve.ts';
 import { LOCAL_REPAIR_INTERVAL_MS, startRepairLoop, type RepairLoop } from './repairs.ts';
+import { LocalTtl } from './ttl.ts';
 import { DataLock } from './data-lock.ts';
 import { listen, type Listener } from './listener.ts';
 
@@ -49,6 +50,11 @@ export interface LocalAllotOptions {
    * ALLOT_REPAIR_INTERVAL_MS, or 20 s with a data folder and off for `:memory:` (nothing survives there).
    */
   repairIntervalMs?: number;
+  /**
+   * How often the TTL emulation looks for items past their time (lib/local/ttl.ts); 0: only when asked
+   * (`ttl.expireDue()`). Runs with the stream: without one nothing would see its deletes.
+   */
+  ttlIntervalMs?: number;
   /** The HTTP handler's own DynamoDB client, made for the store's endpoint (tests give it faults). */
   apiClient?: (endpoint: string) => DynamoDBClient;
   /**
@@ -78,6 +84,8 @@ export interface LocalAllot {
   history?: StreamFeed;
   /** The repair sweep's local schedule, when it runs. */
   repairs?: RepairLoop;
+  /** DynamoDB's TTL, emulated (lib/local/ttl.ts), while the stream runs. */
+  ttl?: LocalTtl;
   /**
    * Where the stream function's events go: `<dataDir>/events.jsonl`, or memory (`events.events`) for
    * `:memory:`.
@@ -263,6 +271,11 @@ async function serve(
         ? 0
         : LOCAL_REPAIR_INTERVAL_MS);
   const repairs = stream && repairIntervalMs > 0 ? startRepairLoop({ table }, repairIntervalMs) : undefined;
+  // Its own client, as TTL is no caller of ours (tests count requests by client).
+  const ttlClient = stream ? store.client() : undefined;
+  const ttl = ttlClient
+    ? new LocalTtl({ client: ttlClient, tableName, intervalMs: options.ttlIntervalMs }).start()
+    : undefined;
   let stopped: Promise<StopReport> | undefined;
   const allot: LocalAllot = {
     url: `http://127.0.0.1:${listener.port}`,
@@ -271,6 +284,7 @@ async function serve(
     stream,
     history,
     repairs,
+    ttl,
     events,
     invoke,
     close(closeOptions = {}) {
@@ -280,11 +294,17 @@ async function serve(
         {
           listener,
           repairs,
+          ttl,
           stream,
           history,
           store,
           lock,
-          clients: [client, ...(historyClient ? [historyClient] : []), ...(apiClient ? [apiClient] : [])],
+          clients: [
+            client,
+            ...(historyClient ? [historyClient] : []),
+            ...(apiClient ? [apiClient] : []),
+            ...(ttlClient ? [ttlClient] : []),
+          ],
           // Asynchronous invocations under way (Lambda's Event, EventBridge's targets), within the stop's budget.
           invocations: (until) => awsApis.settle(Math.max(0, until - Date.now())),
         },
@@ -350,6 +370,7 @@ async function stopLocalAllot(
   parts: {
     listener: Listener;
     repairs?: RepairLoop;
+    ttl?: LocalTtl;
     stream?: StreamFeed;
     history?: StreamFeed;
     store: AllotStore;
@@ -364,12 +385,14 @@ async function stopLocalAllot(
   const abandoned: string[] = [];
   parts.lock?.update({ state: 'stopping' });
   const repairs = parts.repairs?.stop();
+  const ttl = parts.ttl?.stop();
   const stream = parts.stream?.stop();
   const history = parts.history?.stop();
   const cut = await parts.listener.stop(at(0.4));
   if (cut > 0) abandoned.push(`${cut} request(s) in flight`);
   await parts.invocations?.(at(0.5));
   if (repairs && !(await within(repairs, at(0.6)))) abandoned.push('the repair sweep');
+  if (ttl && !(await within(ttl, at(0.6)))) abandoned.push("the TTL emulation's pass");
   if (stream && !(await within(stream, at(0.6)))) abandoned.push("the stream's batch in flight");
   if (history && !(await within(history, at(0.6)))) abandoned.push("the history's batch in flight");
   // In-flight SDK calls of what was abandoned end here (their sockets are destroyed).

@@ -37,6 +37,7 @@ import { STREAM_MAPPING } from '../cloud/stream-mapping.ts';
 import { shardOf } from '../store/keys.ts';
 import { Checkpoints } from './stream-checkpoints.ts';
 import { lambdaRecordOf, readableShards } from './stream-records.ts';
+import { tableOfRecord, withTtlIdentity } from './ttl.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
@@ -316,7 +317,8 @@ export class StreamConsumer {
       if (entry.lane === index && entry.record && !entry.done) entries.push(entry);
     }
     if (entries.length === 0) return false;
-    const batch = entries.map((entry) => entry.record!);
+    // The expirer's deletes carry TTL's identity, as the deployed stream's would (lib/local/ttl.ts).
+    const batch = entries.map((entry) => withTtlIdentity(tableOfRecord(entry.record!), entry.record!));
     if (lane.attempts > 0) await sleep(Math.min(1000, 50 * lane.attempts));
     let done = batch.length;
     let error: unknown;

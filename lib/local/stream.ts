@@ -23,6 +23,7 @@ import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cl
 import { STREAM_MAPPING } from '../cloud/stream-mapping.ts';
 import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
 import { shardOf } from '../store/keys.ts';
+import { withTtlIdentity } from './ttl.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
@@ -59,7 +60,7 @@ export function streamRecordOf(
   at: { eventID: string; sequence: string; stream: string },
 ): DynamoDBRecord {
   const image = change.newImage ?? change.oldImage!;
-  return {
+  return withTtlIdentity(change.tableName, {
     eventID: at.eventID,
     eventName: change.oldImage ? (change.newImage ? 'MODIFY' : 'REMOVE') : 'INSERT',
     eventVersion: '1.1',
@@ -78,7 +79,7 @@ export function streamRecordOf(
       SizeBytes: JSON.stringify(image).length,
       StreamViewType: 'NEW_AND_OLD_IMAGES',
     },
-  };
+  });
 }
 
 const keyOf = (image: Image) => JSON.stringify([image[TABLE_PARTITION_KEY], image[TABLE_SORT_KEY]]);

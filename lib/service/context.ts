@@ -7,6 +7,7 @@ import type { Table } from '../store/table.ts';
 
 export interface ClaimContext {
   table: Table;
+  /** The one clock (RFC 3339): what leases are decided on; absent, the system's. */
   now?: () => string;
   random?: () => number;
   /**
@@ -37,3 +38,13 @@ export interface ClaimContext {
 
 /** How long a claim handler may take (its Lambda timeout, with margin). */
 export const HANDLER_DEADLINE_MS = 15_000;
+
+/** Now in epoch ms, from the context's clock. */
+export function nowMs(ctx: Pick<ClaimContext, 'now'>): number {
+  return ctx.now ? Date.parse(ctx.now()) : Date.now();
+}
+
+/** Now as objects and conditions carry times: RFC 3339 UTC, whole seconds. */
+export function nowText(ctx: Pick<ClaimContext, 'now'>): string {
+  return new Date(Math.floor(nowMs(ctx) / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

@@ -24,6 +24,7 @@ import { GROUP_BITS, allocationKey, poolKeyOf, type GroupRef, type PoolId } from
 import { isHeld, type Stored } from '../store/items.ts';
 import { isRanged } from '../domain/prefix-pools.ts';
 import { decideRanged, type RangedParts } from './prefix-search.ts';
+import { liveClaim } from './leases.ts';
 import {
   adjustSpread,
   frontierKey,
@@ -499,7 +500,9 @@ export async function readPool(ctx: ClaimContext, pool: PoolId): Promise<Stored<
  * retry. Reads the claim and its pool itself; safe to run twice.
  */
 export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<ClaimRecord | undefined> {
-  const claim = await waitForHandler(ctx, key);
+  const found = await waitForHandler(ctx, key);
+  // A claim whose lease ended is never allocated or bound: it is deleted, a release (service/leases.ts).
+  const claim = await liveClaim(ctx, key, found);
   if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating'))
     return claim?.t === 'claim' ? claim : undefined;
   return takeOver(ctx, key, claim);

@@ -1,12 +1,13 @@
 /**
  * The repair sweep's checks of a namespace's claim items (service/repair.ts): claims stuck mid-allocation,
- * claims holding an object that is gone, claims waiting for the wrong reason, and stubs whose offers can
- * no longer be taken.
+ * claims holding an object that is gone, claims waiting for the wrong reason, claims whose lease ended,
+ * and stubs whose offers can no longer be taken.
  */
 import type { AllocationRecord, ClaimRecord, ClaimStubRecord, ItemKey } from '../domain/records.ts';
 import type { Stored } from '../store/items.ts';
 import { LIST_SHARDS } from '../store/keys.ts';
 import { poolIdOf, poolRefValid, readPool, reconcileClaim } from './decide.ts';
+import { expireClaim, expiredNow } from './leases.ts';
 import { exhausted, fix, handlerMayRun, spend, type Sweep } from './repair-sweep.ts';
 
 const CLAIM_PAGE = 100;
@@ -36,6 +37,11 @@ async function checkClaim(
 ): Promise<void> {
   const { ctx } = sweep;
   const key: ItemKey = { pk: claim.pk, sk: claim.sk };
+  if (expiredNow(ctx, claim)) {
+    // TTL deletes it some time after its end (days, at worst): the sweep keeps expiry's bound.
+    await fix(sweep, 'expiredLease', async () => (await expireClaim(ctx, key, claim)) !== undefined);
+    return;
+  }
   if (claim.phase === 'Allocating') {
     // Its handler died and the record that would have had the stream function finish it was lost.
     if (handlerMayRun(claim)) return;

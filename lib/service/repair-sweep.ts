@@ -21,6 +21,7 @@ export const REPAIR_KINDS = [
   'lostAllocation',
   'staleStub',
   'pendingHold',
+  'expiredLease',
 ] as const;
 
 export type RepairKind = (typeof REPAIR_KINDS)[number];

@@ -26,6 +26,9 @@
  *   a stub whose offers all name objects gone          dropping it                         staleStub
  *   a name hold still pending past its deadline (its   judging it as the stream would:     pendingHold
  *     request died, its record was lost)               confirm it, or delete it
+ *   a claim whose lease ended (TTL has not deleted it  deleting it (service/leases.ts): a   expiredLease
+ *     yet: it may take days)                           release, whose REMOVE the stream
+ *                                                      works on
  *
  * Each fix re-reads what it changes and writes conditionally (the same conditional writes the stream
  * function uses), so it is idempotent and safe beside claim handlers and the stream function. A sweep over

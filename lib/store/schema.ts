@@ -20,8 +20,14 @@ export const TTL_ATTRIBUTE = 'expiresAt';
 
 export const ALLOCATIONS_INDEX = 'allocations';
 export const WAITING_INDEX = 'waiting';
+/**
+ * Claims with a lease, by shard and lease end (sparse: only they carry `lpk`/`lsk`): the expiry run finds
+ * the leases that ended without a Scan (service/leases.ts).
+ */
+export const LEASES_INDEX = 'leases';
 
 export const TABLE_INDEXES: readonly IndexSchema[] = [
   { name: ALLOCATIONS_INDEX, partitionKey: 'gpk', sortKey: 'gsk', projection: 'ALL' },
   { name: WAITING_INDEX, partitionKey: 'wpk', sortKey: 'wsk', projection: 'KEYS_ONLY' },
+  { name: LEASES_INDEX, partitionKey: 'lpk', sortKey: 'lsk', projection: 'KEYS_ONLY' },
 ];

@@ -25,14 +25,27 @@ import { conditionFailed, itemKeyText, TableClient } from './client.ts';
 
 export { itemKeyText };
 import { allocationItem, type Item, type Stored } from './items.ts';
-import { allocationKey, LIST_SHARDS, waitingKey, type PoolId } from './keys.ts';
-import { ALLOCATIONS_INDEX, WAITING_INDEX } from './schema.ts';
+import { allocationKey, LIST_SHARDS, shardOf, waitingKey, type PoolId } from './keys.ts';
+import { ALLOCATIONS_INDEX, LEASES_INDEX, TTL_ATTRIBUTE, WAITING_INDEX } from './schema.ts';
+import { leaseEpochSeconds } from '../domain/leases.ts';
 import { NameHolds } from './holds.ts';
 import { Summaries } from './summaries.ts';
 import { Overlaps } from './overlaps.ts';
 import { Carvings } from './carvings.ts';
 import { Lists } from './lists.ts';
 import { HistoryStore } from './history.ts';
+
+/** The leases index's partitions: claims spread by key, as the lists are. */
+const leaseShardKey = (shard: number) => `L#${shard}`;
+
+/** A lease's claim: its end as the TTL attribute (epoch seconds), and its entry in the leases index. */
+function leaseAttributes(key: ItemKey, leaseExpiresAt: string) {
+  return {
+    [TTL_ATTRIBUTE]: leaseEpochSeconds(leaseExpiresAt),
+    lpk: leaseShardKey(shardOf(`${key.pk}\u0000${key.sk}`)),
+    lsk: `${leaseExpiresAt}#${key.pk}#${key.sk}`,
+  };
+}
 
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
@@ -67,7 +80,7 @@ export class Table extends TableClient {
       const result = await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...key, ...record, ...this.waitingAttributes(record) },
+          Item: this.objectItem(key, record),
           ConditionExpression: 'attribute_not_exists(pk) OR t = :stub',
           ExpressionAttributeValues: { ':stub': 'stub' },
           ReturnValues: 'ALL_OLD',
@@ -87,7 +100,7 @@ export class Table extends TableClient {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...key, ...record, ...this.waitingAttributes(record) },
+          Item: this.objectItem(key, record),
           // A pool's counts belong to the stream function: the replace carries them over, so it must not
           // land on counts that changed since it read them.
           ConditionExpression:
@@ -134,6 +147,108 @@ export class Table extends TableClient {
         }),
       );
       return result.Attributes as Stored<T> | undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * A pool or claim as stored: its waiting index entry, and a lease's end as the TTL attribute (epoch
+   * seconds), whatever TTL attribute the record was read with (a lease removed by a PUT loses it).
+   */
+  private objectItem(key: ItemKey, record: PoolRecord | ClaimRecord): Item {
+    const { [TTL_ATTRIBUTE]: _ttl, lpk: _lpk, lsk: _lsk, ...rest } = record as unknown as Item;
+    const lease = record.t === 'claim' ? record.leaseExpiresAt : undefined;
+    return {
+      ...key,
+      ...rest,
+      ...this.waitingAttributes(record),
+      ...(lease !== undefined ? leaseAttributes(key, lease) : {}),
+    };
+  }
+
+  /**
+   * Keys of claims whose lease ended by `now` (RFC 3339 UTC), in one shard of the leases index, oldest
+   * first: eventually consistent, a hint (the expiry's delete is conditional on the claim as read).
+   */
+  async endedLeases(shard: number, now: string, limit: number): Promise<ItemKey[]> {
+    const result = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: LEASES_INDEX,
+        KeyConditionExpression: 'lpk = :lpk AND lsk < :after',
+        // '$' sorts after '#': every lease that ends at `now` or before.
+        ExpressionAttributeValues: { ':lpk': leaseShardKey(shard), ':after': `${now}$` },
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+  }
+
+  /**
+   * Renews a lease: its end becomes `leaseExpiresAt`, while the claim is the one with `uid`, still at the
+   * end read (`was`: no other renewal or change came between) and not yet ended at `now` (RFC 3339 UTC,
+   * whole seconds, so the string comparison is the time's). Returns the claim as renewed; undefined when
+   * the condition failed.
+   */
+  async renewLease(
+    key: ItemKey,
+    uid: string,
+    was: string,
+    leaseExpiresAt: string,
+    now: string,
+  ): Promise<Stored<ClaimRecord> | undefined> {
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET leaseExpiresAt = :end, #ttl = :ttl, lsk = :lsk, rv = rv + :one',
+          ConditionExpression: '#m.#uid = :uid AND leaseExpiresAt = :was AND leaseExpiresAt > :now',
+          ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#ttl': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ':end': leaseExpiresAt,
+            ':ttl': leaseEpochSeconds(leaseExpiresAt),
+            ':lsk': leaseAttributes(key, leaseExpiresAt).lsk,
+            ':one': 1,
+            ':uid': uid,
+            ':was': was,
+            ':now': now,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes as Stored<ClaimRecord>;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Deletes a claim whose lease ended (at `now`), if it is still the claim with `uid` and that lease: an
+   * expiry, as TTL's own delete would be, made by whichever reader finds it first. Returns what was
+   * deleted; undefined when the claim changed or went meanwhile.
+   */
+  async deleteExpiredClaim(
+    key: ItemKey,
+    uid: string,
+    leaseExpiresAt: string,
+    now: string,
+  ): Promise<Stored<ClaimRecord> | undefined> {
+    try {
+      const result = await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: '#m.#uid = :uid AND leaseExpiresAt = :end AND leaseExpiresAt <= :now',
+          ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid' },
+          ExpressionAttributeValues: { ':uid': uid, ':end': leaseExpiresAt, ':now': now },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return result.Attributes as Stored<ClaimRecord> | undefined;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;

@@ -293,6 +293,30 @@ async function workload(ns: string) {
   await ok('DELETE', 'indexpools/later');
   await ok('DELETE', 'indexpools/shared');
   await drain();
+  // Leases (issue 25): renewed on /v1 and on the Kubernetes path, then past their end a read finds one
+  // gone (and deletes it) and the expiry run (the repair function, every minute) finds the other by the
+  // leases index. The run is nobody's request: it reads the index's global shards (no namespace's) and
+  // the claims it finds there, here only this namespace's (the other tenant's ended in its own run).
+  await ok('PUT', 'indexpools/leasing', { spec: { ranges: ['1..5'] } });
+  const lease = { ...poolRef('IndexPool', 'leasing'), leaseSeconds: 60 };
+  await ok('PUT', 'claims/lease-a', { spec: lease });
+  await ok('PUT', 'claims/lease-b', { spec: lease });
+  await ok('POST', 'claims/lease-a/renew');
+  const renewed = await call('POST', `${KUBE_PREFIX}/namespaces/${ns}/claims/lease-b/renew`);
+  expect(renewed.status, JSON.stringify(renewed.body)).toBe(200);
+  await drain();
+  const now = Date.now();
+  const later = vi.spyOn(Date, 'now').mockImplementation(() => now + 120_000);
+  try {
+    expect((await call('GET', `${base}/claims/lease-a`)).status).toBe(404);
+    const run = await handlers.repair({ operation: 'expireLeases' } as never, fakeContext('repair'));
+    expect(run).toEqual({ kind: 'LeaseExpiry', expired: 1 });
+  } finally {
+    later.mockRestore();
+  }
+  await drain();
+  await ok('DELETE', 'indexpools/leasing');
+  await drain();
   await kubeWorkload(ns);
   await call('GET', '/v1/healthz');
   await call('GET', '/v1/openapi.json');
@@ -477,7 +501,7 @@ describe('tenant isolation by namespace', () => {
         outside.push(`${where}: an operation that is not scoped by key`);
       if (
         operation === 'Query' &&
-        !/^(pk|gpk|wpk) = :(pk|gpk|wpk)\b/.test(String(input.KeyConditionExpression))
+        !/^(pk|gpk|wpk|lpk) = :(pk|gpk|wpk|lpk)\b/.test(String(input.KeyConditionExpression))
       )
         outside.push(
           `${where}: a key condition without an exact partition key: ${String(input.KeyConditionExpression)}`,

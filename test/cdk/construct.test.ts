@@ -95,7 +95,7 @@ describe('table', () => {
     });
   });
 
-  it('has the allocations (ALL) and waiting (KEYS_ONLY) indexes and no other', () => {
+  it('has the allocations (ALL), waiting and leases (KEYS_ONLY) indexes and no other', () => {
     template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       GlobalSecondaryIndexes: [
         {
@@ -111,6 +111,14 @@ describe('table', () => {
           KeySchema: [
             { AttributeName: 'wpk', KeyType: 'HASH' },
             { AttributeName: 'wsk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+        {
+          IndexName: 'leases',
+          KeySchema: [
+            { AttributeName: 'lpk', KeyType: 'HASH' },
+            { AttributeName: 'lsk', KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
@@ -234,6 +242,7 @@ describe('HTTP API', () => {
         `PATCH ${group}/namespaces/{namespace}/indexpools/{name}`,
         `PATCH ${group}/namespaces/{namespace}/claims/{name}`,
         `DELETE ${group}/namespaces/{namespace}/claims/{name}`,
+        `POST ${group}/namespaces/{namespace}/claims/{name}/renew`,
       ].map((key) => [key, keys.get(key)]),
     ).toEqual([
       ['GET /api', ['AWS_IAM', 'api']],
@@ -245,10 +254,11 @@ describe('HTTP API', () => {
       [`PATCH ${group}/namespaces/{namespace}/indexpools/{name}`, ['AWS_IAM', 'api']],
       [`PATCH ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'claim']],
       [`DELETE ${group}/namespaces/{namespace}/claims/{name}`, ['AWS_IAM', 'release']],
+      [`POST ${group}/namespaces/{namespace}/claims/{name}/renew`, ['AWS_IAM', 'claim']],
     ]);
     // Discovery and /version, seven routes per resource (PATCH and the list across every namespace
-    // included), and each pool's occupancy map and preview.
-    expect(KUBE_ROUTES.length).toBe(7 + 7 * 7 + 6);
+    // included), each pool's occupancy map and preview, and a claim's renewal.
+    expect(KUBE_ROUTES.length).toBe(7 + 7 * 7 + 6 + 1);
   });
 
   it("lets API Gateway invoke each route's function, $default included", () => {
@@ -435,6 +445,8 @@ describe('permissions', () => {
         table: sorted(ITEM_ACTIONS),
         'index/allocations': ['dynamodb:Query'],
         'index/waiting': ['dynamodb:Query'],
+        // The lease expiry's every minute (service/leases.ts).
+        'index/leases': ['dynamodb:Query'],
       },
     ],
   ] as const)('%s may do exactly what it needs on the table', (name, expected) => {

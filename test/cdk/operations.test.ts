@@ -125,8 +125,8 @@ describe('request rules', () => {
     },
   );
 
-  it('are the only rules but the repair schedule (Allot consumes none of its own events)', () => {
-    template.resourceCountIs('AWS::Events::Rule', 3);
+  it('are the only rules but the repair and lease expiry schedules (Allot consumes none of its own events)', () => {
+    template.resourceCountIs('AWS::Events::Rule', 4);
   });
 });
 

@@ -37,6 +37,22 @@ describe('the repair sweep in the stack', () => {
     });
   });
 
+  it("runs the function's lease expiry every minute, on a rule of its own", () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({ Arn: repairFunction, Input: JSON.stringify({ operation: 'expireLeases' }) }),
+      ],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: repairFunction,
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [idOf(stack, service.leaseExpirySchedule), 'Arn'] },
+    });
+  });
+
   it('takes another interval, and refuses one that is not whole minutes', () => {
     build({ repairInterval: Duration.hours(1) }).template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 hour)',
@@ -44,7 +60,7 @@ describe('the repair sweep in the stack', () => {
     expect(() => build({ repairInterval: Duration.seconds(90) })).toThrow(/whole number of minutes/);
   });
 
-  it('lets the function read and write items and query the two indexes, and nothing else of DynamoDB', () => {
+  it('lets the function read and write items and query the three indexes, and nothing else of DynamoDB', () => {
     const role = idOf(stack, service.functions.repair.role!);
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
       .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${role}"`))
@@ -66,7 +82,7 @@ describe('the repair sweep in the stack', () => {
       {
         Effect: 'Allow',
         Action: 'dynamodb:Query',
-        Resource: ['allocations', 'waiting'].map((index) => ({
+        Resource: ['allocations', 'waiting', 'leases'].map((index) => ({
           'Fn::Join': ['', [{ 'Fn::GetAtt': [table, 'Arn'] }, `/index/${index}`]],
         })),
       },

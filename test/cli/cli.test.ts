@@ -357,6 +357,46 @@ describe('claims that wait, Retain, delete', () => {
   });
 });
 
+describe('leases', () => {
+  const ns = 'leases';
+
+  it('claims with --lease-seconds, renews with allot renew, and shows the lease in -o wide', async () => {
+    const stdin = 'kind: IndexPool\nmetadata: { name: vnis }\nspec: { ranges: ["5000..5009"] }';
+    expect((await allotCli('apply -f -', { stdin, namespace: ns })).code).toBe(0);
+    const claimed = await allotCli('claim vm1-vni --pool indexpool/vnis --lease-seconds 600', {
+      namespace: ns,
+    });
+    expect(claimed.out).toBe('claim/vm1-vni: 5000 from IndexPool vnis (Index vnis-5000)');
+    const before = JSON.parse((await allotCli('get claim vm1-vni -o json', { namespace: ns })).out);
+    expect(before.spec.leaseSeconds).toBe(600);
+    const renewed = await allotCli('renew vm1-vni --pool indexpool/vnis', { namespace: ns });
+    expect(renewed.code, renewed.err).toBe(0);
+    expect(renewed.out).toMatch(
+      /^claim\/vm1-vni renewed: its lease ends \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(holds 5000\)$/,
+    );
+    const end = renewed.out.split(' ')[5]!;
+    expect(Date.parse(end)).toBeGreaterThanOrEqual(Date.parse(before.status.leaseExpiresAt));
+    const wide = (await allotCli('get claims -o wide', { namespace: ns })).out.split('\n');
+    expect(wide[0]).toMatch(/LEASE-ENDS$/);
+    expect(wide[1]).toMatch(new RegExp(`${end}$`));
+  });
+
+  it('says what is wrong: another pool, no lease, no claim, a bad --lease-seconds', async () => {
+    const other = await allotCli('renew vm1-vni --pool indexpool/vlans', { namespace: ns });
+    expect(other.code).toBe(1);
+    expect(other.err).toBe('error: claim/vm1-vni is of IndexPool vnis, not IndexPool vlans');
+    await allotCli('claim vm2-vni --pool indexpool/vnis', { namespace: ns });
+    const none = await allotCli('renew vm2-vni', { namespace: ns });
+    expect(none.code).toBe(1);
+    expect(none.err).toMatch(/has no lease/);
+    expect((await allotCli('renew ghost', { namespace: ns })).code).toBe(1);
+    const bad = await allotCli('claim vm3-vni --pool indexpool/vnis --lease-seconds 5', { namespace: ns });
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/spec\.leaseSeconds/);
+    expect((await allotCli('renew', { namespace: ns })).code).toBe(2);
+  });
+});
+
 describe('usage and connection errors', () => {
   it.each([
     ['frobnicate', 'error: unknown command "frobnicate"'],

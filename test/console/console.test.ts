@@ -246,6 +246,37 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
   );
 
   it(
+    "shows a lease's end and renews it with a press",
+    async () => {
+      const made = await api.post(
+        'claims',
+        claim('lease-web', { kind: 'IndexPool', name: 'asn-pool' }, { leaseSeconds: 3600 }),
+      );
+      expect(made.status).toBe(201);
+      await page.goto(`${allot.url}/#/ns/default/claims`);
+      const row = page
+        .getByRole('row')
+        .filter({ has: page.getByRole('button', { name: 'Renew lease-web' }) });
+      await row.waitFor();
+      await poll(async () => textOf(row.locator('time'))).toMatch(/^in (60m|1h)$/);
+      await page.goto(`${allot.url}/#/ns/default/claims/lease-web`);
+      await poll(async () => textOf(page.locator('.card', { hasText: 'Lease ends' }))).toContain(
+        made.body.status.leaseExpiresAt,
+      );
+      // A second later at least (ends are whole seconds), the renewal moves the end.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await page.getByRole('button', { name: 'Renew lease-web' }).click();
+      await poll(async () => (await api.get('claims/lease-web')).body.status.leaseExpiresAt).not.toBe(
+        made.body.status.leaseExpiresAt,
+      );
+      const renewed = (await api.get('claims/lease-web')).body.status.leaseExpiresAt;
+      await poll(async () => textOf(page.locator('.card', { hasText: 'Lease ends' }))).toContain(renewed);
+      await api.delete('claims/lease-web');
+    },
+    TIMEOUT,
+  );
+
+  it(
     'maps a /16 as 256 /24 cells, marks excluded addresses, and opens a cell to its addresses',
     async () => {
       for (const [name, owner] of [

@@ -120,6 +120,21 @@ describe('deriveEvents', () => {
     ['Waiting → Waiting, same reason', modify(claim('Waiting', 2), claim('Waiting', 3)), []],
     ['a claim removed', remove(claim('Allocated', 2)), ['Claim Released']],
     [
+      'a lease removed before its end (a DELETE)',
+      remove(claim('Allocated', 2, { leaseExpiresAt: '2026-11-29T12:01:00Z' })),
+      ['Claim Released'],
+    ],
+    [
+      'a lease removed at its end (a reader found it expired)',
+      remove(claim('Allocated', 2, { leaseExpiresAt: T0 })),
+      ['Claim Expired'],
+    ],
+    [
+      "a lease removed by TTL (its identity), whatever the record's time",
+      { ...remove(claim('Allocated', 2, { leaseExpiresAt: '2026-11-29T12:01:00Z' })), byTtl: true },
+      ['Claim Expired'],
+    ],
+    [
       'Retain: uid cleared, name kept',
       modify(allocation({ name: 'c', uid: 'u-1' }), allocation({ name: 'c', uid: '' })),
       ['Allocation Reclaimed'],

@@ -9,7 +9,7 @@ import { openStore, type AllotStore } from '../../lib/local/stores.ts';
 
 let tables = 0;
 
-type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient' | 'watch'>;
+type TestAllotOptions = Pick<LocalAllotOptions, 'stream' | 'apiClient' | 'watch' | 'ttlIntervalMs'>;
 
 /** The store alone, in memory, for tests that build their own handlers on it. */
 export function startTestStore(): Promise<AllotStore> {
@@ -28,6 +28,7 @@ export async function startTestAllot(options: TestAllotOptions = {}): Promise<Lo
     stream: options.stream,
     apiClient: options.apiClient,
     watch: options.watch,
+    ttlIntervalMs: options.ttlIntervalMs,
   });
 }
 

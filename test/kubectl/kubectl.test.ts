@@ -74,6 +74,23 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     expect(wide[1]!.slice(0, 5)).toEqual(['asn-pool', '3', '94968318', '94968315', 'True']);
   });
 
+  it("shows a lease's end: in -o wide and by jsonpath", async () => {
+    const manifest = {
+      apiVersion: API_VERSION,
+      kind: 'Claim',
+      metadata: { name: 'lease-kube' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'asn-pool' }, leaseSeconds: 3600 },
+    };
+    expect(await ok(['apply', '-f', '-'], JSON.stringify(manifest))).toBe(
+      `claim.${GROUP}/lease-kube created\n`,
+    );
+    const end = await ok(['get', 'claim', 'lease-kube', '-o', 'jsonpath={.status.leaseExpiresAt}']);
+    expect(end).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const wide = rows(await ok(['get', 'claims', 'lease-kube', '-o', 'wide']));
+    expect(wide[1]![6]).toBe(end);
+    await ok(['delete', 'claim', 'lease-kube']);
+  });
+
   it('shows claims and allocation objects in their own columns, by short name too', async () => {
     const claims = rows(await ok(['get', 'claims']));
     expect(claims[0]).toEqual(['NAME', 'POOL', 'VALUE', 'ALLOCATED', 'REASON', 'AGE']);
@@ -82,7 +99,18 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
       ['spine1-asn', 'asn-pool', '64513', 'True', 'Allocated'],
     ]);
     const wide = rows(await ok(['get', 'claims', '-o', 'wide']));
-    expect(wide[0]).toEqual(['NAME', 'POOL', 'VALUE', 'ALLOCATED', 'REASON', 'ALLOCATION', 'MESSAGE', 'AGE']);
+    expect(wide[0]).toEqual([
+      'NAME',
+      'POOL',
+      'VALUE',
+      'ALLOCATED',
+      'REASON',
+      'ALLOCATION',
+      'LEASE ENDS',
+      'MESSAGE',
+      'AGE',
+    ]);
+    // A claim without a lease leaves LEASE ENDS empty (the split on runs of spaces skips it).
     expect(wide[1]!.slice(5, 7)).toEqual(['asn-pool-64512', 'holds 64512 of IndexPool asn-pool']);
     const indices = rows(await ok(['get', 'idx']));
     expect(indices[0]).toEqual(['NAME', 'POOL', 'VALUE', 'CLAIM', 'VALID', 'AGE']);

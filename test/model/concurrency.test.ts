@@ -4,7 +4,9 @@
  * side on shared pools, the stream is delivered in random partial batches, and the invariants are checked
  * after every step and after the stream drains. The second run injects faults through SDK middleware
  * (throttling, timeouts, writes whose answer is lost, handlers that die between two DynamoDB calls) and
- * stream delivery faults (duplicates, replays, reordered keys).
+ * stream delivery faults (duplicates, replays, reordered keys). Claims may be leases (issue 25): the
+ * clock jumps past their ends, renewals race their expiry, and the expiry comes from TTL (emulated), the
+ * deployed expiry run, or whichever request finds a lease ended first.
  */
 import '../helpers/quiet.ts';
 import fc from 'fast-check';
@@ -29,7 +31,22 @@ const INSTANCES = 3;
 
 type Action =
   | { type: 'pool'; pool: number; ranges: string[] }
-  | { type: 'claim'; method: 'POST' | 'PUT'; name: string; pool: number; value?: number; within?: string }
+  | {
+      type: 'claim';
+      method: 'POST' | 'PUT';
+      name: string;
+      pool: number;
+      value?: number;
+      within?: string;
+      /** A lease of the shortest length (60 s): the clock's jumps end it. */
+      lease?: boolean;
+    }
+  /** POST …/renew: a lease starts again, racing its end. */
+  | { type: 'renew'; name: string }
+  /** Time passes, for every actor at once (leases end). */
+  | { type: 'clock'; seconds: number }
+  /** What deletes ended leases in the background: TTL (emulated) or the deployed expiry run. */
+  | { type: 'expire'; by: 'ttl' | 'run' }
   | { type: 'release'; name: string }
   /** Identical PUTs of one claim at once, each on its own instance. */
   | { type: 'burst'; name: string; pool: number; copies: number }
@@ -90,9 +107,25 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
         pool: poolIndex,
         value: value,
         within: fc.tuple(value, fc.integer({ min: 0, max: 6 })).map(([a, n]) => `${a}..${a + n}`),
+        lease: fc.boolean(),
       },
       { requiredKeys: ['type', 'method', 'name', 'pool'] },
     ),
+  },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant('renew' as const), name: claimName }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('clock' as const),
+      seconds: fc.constantFrom(20, 45, 61, 130),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('expire' as const),
+      by: fc.constantFrom('ttl' as const, 'run' as const),
+    }),
   },
   { weight: 3, arbitrary: fc.record({ type: fc.constant('release' as const), name: claimName }) },
   {
@@ -156,9 +189,12 @@ function opArb(faulty: boolean): fc.Arbitrary<Op> {
   });
 }
 
-/** What the callers were told and must not lose: claim name → uid, pool and value. */
+/**
+ * What the callers were told and must not lose: claim name → uid, pool and value (and a lease's end: the
+ * claim may go once it has passed).
+ */
 interface Model {
-  told: Map<string, { uid: string; pool: string; value?: string }>;
+  told: Map<string, { uid: string; pool: string; value?: string; leaseEnd?: number }>;
   pools: Set<string>;
 }
 
@@ -169,6 +205,9 @@ interface Run {
   violations: string[];
   operations: number;
   retries: number;
+  /** Leases renewed, and ended leases deleted by TTL or the expiry run (the figures say leases ran). */
+  renewed: number;
+  expired: number;
   /**
    * Claims whose allocation object a user deleted since the last drain (`true`: maybe any claim): each
    * allocates again once the stream has seen the delete (api.md allows the delete), so until the drain
@@ -177,7 +216,7 @@ interface Run {
   disowned: Set<string> | true;
 }
 
-function request(action: Exclude<Action, { type: 'stream' | 'burst' | 'repair' }>): {
+function request(action: Exclude<Action, { type: 'stream' | 'burst' | 'repair' | 'clock' | 'expire' }>): {
   method: string;
   path: string;
   body?: unknown;
@@ -200,6 +239,7 @@ function request(action: Exclude<Action, { type: 'stream' | 'burst' | 'repair' }
       };
       if (action.value !== undefined) spec.value = action.value;
       if (action.within !== undefined) spec.within = action.within;
+      if (action.lease) spec.leaseSeconds = 60;
       const body = { metadata: { name: action.name }, spec };
       return action.method === 'POST'
         ? { method: 'POST', path: 'claims', body }
@@ -207,6 +247,8 @@ function request(action: Exclude<Action, { type: 'stream' | 'burst' | 'repair' }
     }
     case 'release':
       return { method: 'DELETE', path: `claims/${action.name}` };
+    case 'renew':
+      return { method: 'POST', path: `claims/${action.name}/renew` };
     case 'deletePool':
       return {
         method: 'DELETE',
@@ -265,11 +307,21 @@ async function runOp(run: Run, op: Op): Promise<OpAnswer | undefined> {
     return { ...worst, burst };
   }
   // (a burst's copies run on their own instances; its death, if any, is on the first)
-  const background = op.action.type === 'stream' || op.action.type === 'repair';
+  if (op.action.type === 'clock') {
+    run.clock.offset += op.action.seconds * 1000;
+    return undefined;
+  }
+  if (op.action.type === 'expire' && op.action.by === 'ttl') {
+    run.expired += await world.ttl.expireDue();
+    return undefined;
+  }
+  const background = isBackground(op.action);
   const faults = background ? world.streamFaults : world.instances[op.instance]!.faults;
   if (op.dieBefore !== undefined) faults.dieBeforeCall(op.dieBefore);
   let answer: Answer | undefined;
-  if (op.action.type === 'repair') {
+  if (op.action.type === 'expire') {
+    run.expired += await world.expireLeases();
+  } else if (op.action.type === 'repair') {
     // The scheduled sweep, on the stream function's client and faults: one that dies just stops.
     if (REPAIR) await world.repair().catch(() => undefined);
   } else if (op.action.type === 'stream') {
@@ -294,6 +346,7 @@ async function runOp(run: Run, op: Op): Promise<OpAnswer | undefined> {
         );
       if (answer.status >= 400 && (answer.body?.kind !== 'Status' || answer.body.code !== answer.status))
         run.violations.push(`${method} ${path} answered ${answer.status} without a Status body`);
+      if (op.action.type === 'renew' && answer.status === 200) run.renewed++;
       if (!diedOrFailed(run, op, answer) || world.random() < 0.5) break;
       run.retries++;
       retried = true;
@@ -304,9 +357,13 @@ async function runOp(run: Run, op: Op): Promise<OpAnswer | undefined> {
   return answer;
 }
 
+/** What runs on the stream function's client and faults (the repair function's alike). */
+const isBackground = (action: Action) =>
+  action.type === 'stream' || action.type === 'repair' || action.type === 'expire';
+
 /** After an invocation that died or gave up: its Lambda times out (the claim's deadline passes). */
 function diedOrFailed(run: Run, op: Op, answer: Answer | undefined): boolean {
-  const background = op.action.type === 'stream' || op.action.type === 'repair';
+  const background = isBackground(op.action);
   const faults = background ? run.world.streamFaults : run.world.instances[op.instance]!.faults;
   if (!faults.revive() && (answer?.status ?? 0) < 500) return false;
   run.clock.passHandlerDeadline();
@@ -359,9 +416,17 @@ function quietFor(pool: number, ops: Op[], answers: (OpAnswer | undefined)[]): b
 function learn(model: Model, ops: Op[], answers: (OpAnswer | undefined)[], violations: string[]): void {
   const touches = new Map<string, number>();
   for (const op of ops) {
-    if (op.action.type === 'claim' || op.action.type === 'release' || op.action.type === 'burst')
-      touches.set(op.action.name, (touches.get(op.action.name) ?? 0) + 1);
+    const action = op.action;
+    if (
+      action.type === 'claim' ||
+      action.type === 'release' ||
+      action.type === 'burst' ||
+      action.type === 'renew'
+    )
+      touches.set(action.name, (touches.get(action.name) ?? 0) + 1);
   }
+  // A step that moves the clock may end any lease before, during or after the step's requests.
+  const clockMoved = ops.some((op) => op.action.type === 'clock');
   ops.forEach((op, i) => {
     const answer = answers[i];
     const action = op.action;
@@ -378,6 +443,22 @@ function learn(model: Model, ops: Op[], answers: (OpAnswer | undefined)[], viola
     if (action.type === 'claim' && touches.get(action.name)! === 1 && answer && allocating(answer))
       violations.push(`${action.method} of claim ${action.name} answered it mid-allocation`);
     if (action.type === 'pool' && answer && answer.status < 300) model.pools.add(POOLS[action.pool]!.name);
+    if (action.type === 'renew') {
+      const before = model.told.get(action.name);
+      if (!answer || touches.get(action.name)! > 1 || clockMoved) return;
+      if (answer.status === 200) {
+        if (before && before.uid === answer.body.metadata.uid)
+          before.leaseEnd = Date.parse(answer.body.status.leaseExpiresAt);
+        if (before?.value !== undefined && answer.body.status.value !== before.value)
+          violations.push(
+            `claim ${action.name} was told ${before.value} and its renewal answered another value`,
+          );
+      } else if (answer.status === 404 && before && (before.leaseEnd ?? Infinity) > Date.now())
+        violations.push(`renew of ${action.name} answered 404 before the lease it was told ended`);
+      else if (answer.status === 409 && before?.leaseEnd !== undefined && !answer.retried)
+        violations.push(`renew of lease ${action.name} answered 409`);
+      return;
+    }
     if (action.type !== 'claim' && action.type !== 'release') return;
     if (touches.get(action.name)! > 1 || !answer) {
       model.told.delete(action.name);
@@ -403,7 +484,14 @@ function learn(model: Model, ops: Op[], answers: (OpAnswer | undefined)[], viola
       );
     // A value told to an earlier claim of the name (one a cascade took in this very step) is not this one's.
     const kept = before?.uid === uid ? before.value : undefined;
-    model.told.set(action.name, { uid, pool: POOLS[action.pool]!.name, value: got ?? kept });
+    const end = answer.body.status?.leaseExpiresAt as string | undefined;
+    if (action.lease && end === undefined) violations.push(`claim ${action.name} is a lease without an end`);
+    model.told.set(action.name, {
+      uid,
+      pool: POOLS[action.pool]!.name,
+      value: got ?? kept,
+      ...(end !== undefined && { leaseEnd: Date.parse(end) }),
+    });
   });
   // A pool's delete: it must no longer be there, unless the same step made it again; a cascade takes
   // the claims bound to its objects with it.
@@ -426,9 +514,14 @@ function learn(model: Model, ops: Op[], answers: (OpAnswer | undefined)[], viola
   });
 }
 
-/** Every claim a caller was told about still exists with that uid and, once told a value, keeps it. */
+/**
+ * Every claim a caller was told about still exists with that uid and, once told a value, keeps it; a
+ * lease only until its end (then it may go at any moment: it is forgotten).
+ */
 function toldViolations(model: Model, snapshot: Awaited<ReturnType<World['snapshot']>>): string[] {
   const violations: string[] = [];
+  for (const [name, told] of model.told)
+    if ((told.leaseEnd ?? Infinity) <= Date.now()) model.told.delete(name);
   for (const [name, told] of model.told) {
     const claim = snapshot.claims.find((item) => item.metadata.name === name);
     if (!claim || claim.metadata.uid !== told.uid) {
@@ -516,18 +609,39 @@ async function drain(run: Run, model: Model): Promise<void> {
       if (Object.values(report.found).every((n) => n === 0)) break;
     }
   }
+  // The expiry run comes every minute: the bound on an ended lease's life, after whatever time the drain
+  // and its sweeps let pass. Then the records of its releases.
+  // (Real time goes on meanwhile: a lease may end during the drain below, after the run.)
+  const expiryRun = Date.now();
+  run.expired += await world.expireLeases();
+  await world.queue.drain(world.streamHandler, world.random);
   const snapshot = await world.snapshot();
-  run.violations.push(...(await drainedViolations(world, snapshot)), ...toldViolations(model, snapshot));
+  run.violations.push(
+    ...(await drainedViolations(world, snapshot)),
+    ...toldViolations(model, snapshot),
+    ...expiredViolations(snapshot, expiryRun),
+  );
   if (run.faulty) world.setFaultRate(FAULT_RATE);
   expect(run.violations).toEqual([]);
+}
+
+/**
+ * After the drain, no claim whose lease ended by the drain's expiry run is left (the run, the sweep or TTL
+ * deleted it, and the stream applied the reclaim policy): the bound of api.md, as the model's time goes.
+ */
+function expiredViolations(snapshot: Awaited<ReturnType<World['snapshot']>>, expiryRun: number): string[] {
+  return snapshot.claims
+    .filter((claim) => claim.leaseExpiresAt !== undefined && Date.parse(claim.leaseExpiresAt) <= expiryRun)
+    .map(
+      (claim) =>
+        `claim ${claim.metadata.name}'s lease ended at ${claim.leaseExpiresAt} and it is still there`,
+    );
 }
 
 function stepArb(faulty: boolean) {
   return fc
     .array(opArb(faulty), { minLength: 1, maxLength: 4 })
-    .filter(
-      (ops) => ops.filter((op) => op.action.type === 'stream' || op.action.type === 'repair').length <= 1,
-    )
+    .filter((ops) => ops.filter((op) => isBackground(op.action)).length <= 1)
     .map((ops) => new StepCommand(ops));
 }
 
@@ -550,6 +664,8 @@ const newTotals = () => ({
   streamRecordsLost: 0,
   sweeps: 0,
   repairs: 0,
+  renewed: 0,
+  expired: 0,
 });
 const totals = { clean: newTotals(), faulty: newTotals() };
 beforeAll(async () => {
@@ -577,6 +693,8 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           violations: [],
           operations: 0,
           retries: 0,
+          renewed: 0,
+          expired: 0,
           disowned: new Set(),
         };
         const model: Model = { told: new Map(), pools: new Set() };
@@ -589,6 +707,8 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           sum.runs++;
           sum.operations += run.operations;
           sum.retries += run.retries;
+          sum.renewed += run.renewed;
+          sum.expired += run.expired;
           for (const [kind, count] of Object.entries(world.faultsInjected()))
             sum[kind as keyof typeof sum] += count;
           sum.streamDuplicates += world.queue.duplicates;

@@ -13,6 +13,8 @@ import { fakeContext } from '../../lib/local/server.ts';
 import type { AllotStore, ChangeFeed } from '../../lib/local/stores.ts';
 import { Table } from '../../lib/store/table.ts';
 import { sweepNamespace, type RepairReport } from '../../lib/service/repair.ts';
+import { expireLeases } from '../../lib/service/leases.ts';
+import { LocalTtl } from '../../lib/local/ttl.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom, type FaultKind } from '../helpers/faults.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
@@ -62,6 +64,8 @@ export class World {
   sweepsDied = 0;
   readonly queue: StreamQueue;
   readonly random: () => number;
+  /** DynamoDB's TTL, emulated (lib/local/ttl.ts): no faults, it is no caller of ours. */
+  readonly ttl: LocalTtl;
   private readonly observer: Table;
   private readonly observerHandler: ReturnType<typeof createHttpHandler>;
   private readonly clients: { destroy(): void }[] = [];
@@ -77,6 +81,7 @@ export class World {
     const observerClient = store.client();
     this.clients.push(observerClient);
     this.observer = new Table({ tableName, client: observerClient });
+    this.ttl = new LocalTtl({ client: observerClient, tableName, intervalMs: 0 });
     this.observerHandler = createHttpHandler({ table: this.observer });
     for (let i = 0; i < instanceCount; i++) this.instances.push(this.startInstance(seed + 1 + i));
     this.streamFaults = new Faults(seededRandom(seed + 100));
@@ -143,6 +148,14 @@ export class World {
     );
     this.repairs += Object.values(report.fixed).reduce((sum, n) => sum + n, 0);
     return report;
+  }
+
+  /**
+   * The deployed expiry run (every minute: lib/service/leases.ts), on the stream function's client and
+   * faults, as the repair function's; a run that dies just stops (the next finds what it left).
+   */
+  async expireLeases(): Promise<number> {
+    return expireLeases({ table: this.streamTable }).catch(() => 0);
   }
 
   /** Whether what the stream cannot mend alone happened: records lost for good, or a sweep that died. */

@@ -14,8 +14,8 @@ function concrete(
 const label = (route: Route) => `${route.method} ${route.path}`;
 
 describe('the route table', () => {
-  it('serves healthz, openapi.json, five routes per resource, the map and the preview of each pool kind and the repair sweep', () => {
-    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 3 + 1);
+  it("serves healthz, openapi.json, five routes per resource, the map and the preview of each pool kind, a claim's renewal and the repair sweep", () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 3 + 1 + 1);
     expect(ROUTES.filter((route) => route.operation === 'repair').map(label)).toEqual([
       'POST /v1/namespaces/{namespace}/repair',
     ]);
@@ -36,7 +36,7 @@ describe('the route table', () => {
   });
 
   it.each(RESOURCES.map((resource) => ({ resource })))(
-    'serves the contract’s five routes for $resource',
+    'serves the contract’s five routes for $resource (and renew for claims)',
     ({ resource }) => {
       const collection = `/v1/namespaces/{namespace}/${resource}`;
       const item = `${collection}/{name}`;
@@ -52,6 +52,7 @@ describe('the route table', () => {
           `POST ${collection}`,
           `PUT ${item}`,
           ...(resource.endsWith('pools') ? [`GET ${item}/preview`] : []),
+          ...(resource === 'claims' ? [`POST ${item}/renew`] : []),
         ].sort(),
       );
     },
@@ -77,6 +78,7 @@ describe('the route table', () => {
       'GET /v1/namespaces/{namespace}/claims/{name}': ['read', 'api'],
       'PUT /v1/namespaces/{namespace}/claims/{name}': ['replaceClaim', 'claim'],
       'DELETE /v1/namespaces/{namespace}/claims/{name}': ['deleteClaim', 'release'],
+      'POST /v1/namespaces/{namespace}/claims/{name}/renew': ['renewClaim', 'claim'],
     });
   });
 

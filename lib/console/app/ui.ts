@@ -76,6 +76,16 @@ export function ago(time: string | undefined): string {
   return `${Math.round(seconds / 86400)}d ago`;
 }
 
+/** How long until `time` (a lease's end): "in 42s", "in 9m", …; "ended" once it has passed. */
+export function until(time: string): string {
+  const seconds = Math.round((Date.parse(time) - Date.now()) / 1000);
+  if (seconds <= 0) return 'ended';
+  if (seconds < 60) return `in ${seconds}s`;
+  if (seconds < 3600) return `in ${Math.round(seconds / 60)}m`;
+  if (seconds < 86400) return `in ${Math.round(seconds / 3600)}h`;
+  return `in ${Math.round(seconds / 86400)}d`;
+}
+
 export function errorBox(status: Status | undefined, id?: string) {
   if (!status) return nothing;
   return html`<div class="error" role="alert" id=${id ?? nothing}>

@@ -17,6 +17,8 @@ import { valueKind } from '../../domain/spaces.ts';
 import { parseRange } from '../../domain/ranges.ts';
 import { parsePrefix } from '../../domain/ip.ts';
 import { claimSpace } from '../../domain/prefix-pools.ts';
+import { LEASE_SECONDS_MAX, LEASE_SECONDS_MIN } from '../../domain/schemas.ts';
+import { expireClaim, expiredNow, leaseFrom, liveClaim } from '../leases.ts';
 
 import {
   Causes,
@@ -112,6 +114,17 @@ export function checkClaimBody(namespace: string, body: JsonObject, name?: strin
     }
     const owner = ownerRef(spec.owner, 'spec.owner', causes);
     if (owner) claimSpec.owner = owner;
+    if (spec.leaseSeconds !== undefined) {
+      const seconds = spec.leaseSeconds;
+      if (
+        typeof seconds !== 'number' ||
+        !Number.isInteger(seconds) ||
+        seconds < LEASE_SECONDS_MIN ||
+        seconds > LEASE_SECONDS_MAX
+      )
+        causes.add('spec.leaseSeconds', `must be an integer ${LEASE_SECONDS_MIN}..${LEASE_SECONDS_MAX}`);
+      else claimSpec.leaseSeconds = seconds;
+    }
   }
   causes.throwIfAny('Claim', metadata.name || name);
   return { metadata, spec: claimSpec };
@@ -286,19 +299,32 @@ async function writeClaim(
   key: ItemKey,
   record: ClaimRecord,
 ): Promise<{ stub?: ClaimStubRecord } | { inTheWay: Stored<ClaimRecord> | undefined }> {
-  try {
-    return { stub: await ctx.table.createObject(key, record) };
-  } catch (error) {
-    if (!(error instanceof ConditionFailedError)) throw error;
-    const inTheWay =
-      (error.item as Stored<ClaimRecord> | undefined) ?? (await ctx.table.get<ClaimRecord>(key));
-    if (inTheWay?.metadata?.uid === record.metadata.uid) return {};
-    return { inTheWay };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return { stub: await ctx.table.createObject(key, record) };
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      const inTheWay =
+        (error.item as Stored<ClaimRecord> | undefined) ?? (await ctx.table.get<ClaimRecord>(key));
+      if (inTheWay?.metadata?.uid === record.metadata.uid) return {};
+      // A claim whose lease ended is gone (service/leases.ts): deleted under its lease's condition, and
+      // the name made anew. Twice at most: a name that keeps being taken is another request's.
+      if (inTheWay?.t === 'claim' && expiredNow(ctx, inTheWay) && attempt < 2) {
+        await expireClaim(ctx, key, inTheWay);
+        continue;
+      }
+      return { inTheWay };
+    }
   }
 }
 
-function newClaimRecord(checked: ReturnType<typeof checkClaimBody>, namespace: string): ClaimRecord {
+function newClaimRecord(
+  ctx: ClaimContext,
+  checked: ReturnType<typeof checkClaimBody>,
+  namespace: string,
+): ClaimRecord {
   const now = timestamp();
+  const leaseExpiresAt = leaseFrom(ctx, checked.spec.leaseSeconds);
   return {
     t: 'claim',
     metadata: newMetadata(
@@ -309,6 +335,7 @@ function newClaimRecord(checked: ReturnType<typeof checkClaimBody>, namespace: s
     ),
     spec: checked.spec,
     ...allocatingState(now),
+    ...(leaseExpiresAt !== undefined && { leaseExpiresAt }),
     rv: 1,
   };
 }
@@ -320,7 +347,7 @@ export async function createClaim(request: OperationRequest, ctx: ClaimContext):
   const made = await newClaim(
     ctx,
     claimKeyOf(namespace, claimName),
-    newClaimRecord(checked, namespace),
+    newClaimRecord(ctx, checked, namespace),
     false,
   );
   if ('reply' in made) return made.reply;
@@ -343,6 +370,7 @@ export function normalizeSpec(spec: ClaimSpec) {
     reserved: spec.reserved,
     prefixLength: spec.prefixLength,
     owner: spec.owner,
+    leaseSeconds: spec.leaseSeconds,
   };
 }
 
@@ -359,10 +387,10 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     let read: Stored<ClaimRecord> | undefined;
     if (create) {
       create = false;
-      const made = await newClaim(ctx, key, newClaimRecord(checked, namespace), true);
+      const made = await newClaim(ctx, key, newClaimRecord(ctx, checked, namespace), true);
       if ('reply' in made) return made.reply;
       read = made.inTheWay;
-    } else read = await ctx.table.get<ClaimRecord>(key);
+    } else read = await liveClaim(ctx, key, await ctx.table.get<ClaimRecord>(key));
     // Another request is allocating it: its outcome first (never answered mid-allocation).
     const current = midAllocation(read) ? await allocationOutcome(ctx, key, read!) : read;
     checkUnchangedSince(request, () => (current?.t === 'claim' ? claimObject(current) : undefined));
@@ -396,8 +424,13 @@ export async function replaceClaim(request: OperationRequest, ctx: ClaimContext)
     const again = specChanged && current.phase === 'Waiting';
     const pool = again ? await readPool(ctx, poolIdOf(current)) : undefined;
     if (pool) checkClaimAgainstPool(checked.spec, pool, name);
+    // Changing leaseSeconds renews the lease (api.md, "Claim"); dropping it makes the claim last.
+    const leaseChanged = was.leaseSeconds !== now.leaseSeconds;
+    const { leaseExpiresAt: _lease, ...kept } = stripKeys(current);
+    const leaseExpiresAt = leaseChanged ? leaseFrom(ctx, checked.spec.leaseSeconds) : current.leaseExpiresAt;
     const record: ClaimRecord = {
-      ...stripKeys(current),
+      ...kept,
+      ...(leaseExpiresAt !== undefined && { leaseExpiresAt }),
       metadata: {
         ...current.metadata,
         labels: checked.metadata.labels,
@@ -447,6 +480,11 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   // delete's own answer be lost and retried.
   const current = await ctx.table.get<ClaimRecord>(key);
   if (current?.t !== 'claim') throw notFound('claims', name);
+  // A claim whose lease ended is gone already: expired (its REMOVE is the release), not deleted by us.
+  if (expiredNow(ctx, current)) {
+    await expireClaim(ctx, key, current);
+    throw notFound('claims', name);
+  }
   // A caller that read the claim first (Custom::AllotClaim) deletes only the claim it read.
   checkUnchangedSince(request, () => claimObject(current));
   // Then, before the delete, whether a pool is carved from it (api.md, "Pools": that pool keeps the

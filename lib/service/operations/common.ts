@@ -12,6 +12,7 @@ import {
   type Resource,
 } from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
+import { liveClaim } from '../leases.ts';
 import { claimObject, poolObject, type ApiObject, timestamp } from '../../domain/objects.ts';
 import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
 
@@ -191,7 +192,8 @@ export async function readObject(
   const item = await ctx.table.get<PoolRecord | ClaimRecord>(key);
   if (resource === 'claims') {
     // A claim mid-allocation is answered with its outcome (api.md, "Routes").
-    const claim = item?.t === 'claim' && midAllocation(item) ? await allocationOutcome(ctx, key, item) : item;
+    const live = item?.t === 'claim' ? await liveClaim(ctx, key, item) : item;
+    const claim = live?.t === 'claim' && midAllocation(live) ? await allocationOutcome(ctx, key, live) : live;
     if (claim?.t !== 'claim') throw notFound(resource, name);
     return { statusCode: 200, body: claimObject(claim) };
   }

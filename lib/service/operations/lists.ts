@@ -12,6 +12,8 @@
 import { BadRequestError } from '../../domain/errors.ts';
 import { isAllocationResource, poolInfoByAllocationResource, type Resource } from '../../domain/kinds.ts';
 import { nameProblem } from '../../domain/names.ts';
+import { leaseExpired } from '../../domain/leases.ts';
+import { liveClaim } from '../leases.ts';
 import { allocationObject, claimObject, poolObject, type ApiObject } from '../../domain/objects.ts';
 import type { AllocationRecord, ClaimRecord, PoolRecord } from '../../domain/records.ts';
 import {
@@ -24,7 +26,7 @@ import {
 } from '../../domain/selection.ts';
 import { decodeContinue, encodeContinue, objectKey, type ContinueToken } from '../../store/keys.ts';
 import { RepairStore } from '../../store/repairs.ts';
-import type { ClaimContext } from '../context.ts';
+import { nowMs, type ClaimContext } from '../context.ts';
 import { listVersion } from '../history.ts';
 import { allocationOutcome } from '../outcome.ts';
 import { findAllocation } from './allocations.ts';
@@ -101,10 +103,12 @@ export async function collectionPage(
     after,
     keep,
   );
+  // A claim whose lease ended is gone (service/leases.ts): left out, for its reader or TTL to delete.
+  const now = nowMs(ctx);
   return {
-    items: page.items.map((item) =>
-      item.t === 'claim' ? claimObject(item) : poolObject(item as PoolRecord),
-    ),
+    items: page.items
+      .filter((item) => item.t !== 'claim' || !leaseExpired(item, now))
+      .map((item) => (item.t === 'claim' ? claimObject(item) : poolObject(item as PoolRecord))),
     last: page.last,
   };
 }
@@ -128,8 +132,9 @@ async function readByName(
   const key = objectKey(namespace, resource, name);
   const item = await ctx.table.get<PoolRecord | ClaimRecord>(key);
   if (resource === 'claims') {
+    const live = item?.t === 'claim' ? await liveClaim(ctx, key, item) : item;
     const claim =
-      item?.t === 'claim' && item.phase === 'Allocating' ? await allocationOutcome(ctx, key, item) : item;
+      live?.t === 'claim' && live.phase === 'Allocating' ? await allocationOutcome(ctx, key, live) : live;
     return claim?.t === 'claim' ? { record: claim, object: claimObject(claim) } : undefined;
   }
   return item?.t === 'pool' ? { record: item, object: poolObject(item) } : undefined;

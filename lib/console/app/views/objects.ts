@@ -3,7 +3,7 @@ import { html, nothing } from 'lit-html';
 import { byKind, call, isStatus, nsPath, POOL_KINDS, type PoolKindInfo, type Status } from '../api.ts';
 import { forget, read, readAll, refresh, scheduleDraw } from '../data.ts';
 import { href } from '../router.ts';
-import { ago, badge, conditionOf, conditionsTable, errorBox, labels } from '../ui.ts';
+import { ago, badge, conditionOf, conditionsTable, errorBox, labels, until } from '../ui.ts';
 
 /** Releases waiting for their confirming second press, by claim name; and the last failed release. */
 const confirming = new Set<string>();
@@ -37,6 +37,31 @@ export function releaseButton(ns: string, name: string) {
     >
       ${armed ? 'Confirm release' : 'Release'}</button
     >${releaseErrors.has(key) ? errorBox(releaseErrors.get(key)) : nothing}`;
+}
+
+/** The last failed renewal, by claim. */
+const renewErrors = new Map<string, Status>();
+
+/** Starts a lease claim's lease again from now (POST …/renew). */
+export function renewButton(ns: string, name: string) {
+  const key = `${ns}/${name}`;
+  const press = async () => {
+    const answer = await call('POST', `${nsPath(ns, 'claims', name)}/renew`);
+    if (isStatus(answer.body)) renewErrors.set(key, answer.body);
+    else renewErrors.delete(key);
+    forget(nsPath(ns, 'claims', name));
+    await refresh();
+    scheduleDraw();
+  };
+  return html`<button type="button" class="button" aria-label=${`Renew ${name}`} @click=${press}>Renew</button
+    >${renewErrors.has(key) ? errorBox(renewErrors.get(key)) : nothing}`;
+}
+
+/** A lease's end, as a time and how far off it is; a dash for a claim without a lease. */
+function leaseEnd(claim: any) {
+  const end = claim.status?.leaseExpiresAt;
+  if (!end) return html`<span class="muted">–</span>`;
+  return html`<time datetime=${end} title=${end}>${until(end)}</time>`;
 }
 
 export function allocationState(object: any): 'bound' | 'unbound' | 'invalid' {
@@ -74,6 +99,7 @@ export function claimsTable(ns: string, claims: any[], options: { showPool: bool
           <th scope="col">Allocated</th>
           <th scope="col">Owner</th>
           <th scope="col">Age</th>
+          <th scope="col">Lease ends</th>
           <th scope="col"><span class="visually-hidden">Actions</span></th>
         </tr>
       </thead>
@@ -89,7 +115,11 @@ export function claimsTable(ns: string, claims: any[], options: { showPool: bool
               <td>${badge(conditionOf(claim, 'Allocated'))}</td>
               <td>${owner(claim.spec)}</td>
               <td>${ago(claim.metadata.creationTimestamp)}</td>
-              <td>${releaseButton(ns, claim.metadata.name)}</td>
+              <td>${leaseEnd(claim)}</td>
+              <td>
+                ${claim.status?.leaseExpiresAt ? renewButton(ns, claim.metadata.name) : nothing}
+                ${releaseButton(ns, claim.metadata.name)}
+              </td>
             </tr>`,
         )}
       </tbody>
@@ -300,7 +330,7 @@ export function claimPage(ns: string, name: string) {
     ${crumbs}
     <div class="title-row">
       <h1 id="claim-page-title">${name} <small class="muted">Claim</small></h1>
-      ${releaseButton(ns, name)}
+      ${claim.status?.leaseExpiresAt ? renewButton(ns, name) : nothing} ${releaseButton(ns, name)}
     </div>
     <div class="cards">
       <section class="card" aria-labelledby="claim-value-title">
@@ -320,6 +350,16 @@ export function claimPage(ns: string, name: string) {
             : nothing
         }
         <p>Owner: ${owner(claim.spec)}</p>
+        ${
+          claim.status?.leaseExpiresAt
+            ? html`<p>
+                Lease ends: ${leaseEnd(claim)}
+                <span class="muted"
+                  >(${claim.status.leaseExpiresAt}; ${claim.spec.leaseSeconds}s a renewal)</span
+                >
+              </p>`
+            : nothing
+        }
       </section>
       <section class="card" aria-labelledby="claim-spec-title">
         <h2 id="claim-spec-title">Spec</h2>
