@@ -3,9 +3,10 @@
  * to the event source mapping's FilterCriteria; the local stream emulation applies the same patterns with
  * `matchesFilter`. Plain data.
  *
- * - pools, allocation objects and name holds: every insert and change (counts, hints, binding, waiting
- *   claims; a hold whose request died is repaired);
- * - pools, allocation objects, claims and name holds: every removal (reclaim policy, counts, cascade);
+ * - pools, allocation objects, name holds and quarantines: every insert and change (counts, hints,
+ *   binding, waiting claims; a hold whose request died is repaired);
+ * - pools, allocation objects, claims, name holds and quarantines: every removal (reclaim policy, counts,
+ *   cascade; a quarantine's end frees its value);
  * - claims that still need a value (a handler died while allocating, or the claim waits);
  * - claims that just got a value (for the `Claim Allocated` event, lib/domain/events.ts): the old image is
  *   matched too, so a later change to an allocated claim (labels) does not wake the function.
@@ -13,8 +14,11 @@
 export type FilterPattern = Record<string, unknown>;
 
 export const STREAM_FILTER_PATTERNS: readonly FilterPattern[] = [
-  { dynamodb: { NewImage: { t: { S: ['pool', 'alloc', 'hold'] } } } },
-  { eventName: ['REMOVE'], dynamodb: { OldImage: { t: { S: ['pool', 'alloc', 'claim', 'hold'] } } } },
+  { dynamodb: { NewImage: { t: { S: ['pool', 'alloc', 'hold', 'quarantine'] } } } },
+  {
+    eventName: ['REMOVE'],
+    dynamodb: { OldImage: { t: { S: ['pool', 'alloc', 'claim', 'hold', 'quarantine'] } } },
+  },
   { dynamodb: { NewImage: { t: { S: ['claim'] }, phase: { S: ['Allocating', 'Waiting'] } } } },
   {
     dynamodb: {

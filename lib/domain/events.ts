@@ -7,7 +7,7 @@
  *   record                                          event
  *   claim: Allocating/Waiting → Allocated           Claim Allocated
  *   claim: → Waiting, or Waiting with a new reason  Claim Pending (reason: PoolNotFound, PoolExhausted,
- *                                                   ValueTaken)
+ *                                                   ValueTaken, ValueQuarantined)
  *   claim removed                                   Claim Released (with the value it held, if any)
  *   claim removed once its lease ended (by TTL, or  Claim Expired (the same, and when the lease ended)
  *     by whichever reader found it expired first)

@@ -68,6 +68,10 @@ export function poolObject(pool: PoolRecord, space: PoolSpace = spaceOf(pool)): 
       allocated: counts?.allocated ?? 0,
       total: space.total.toString(),
       free: free.toString(),
+      // Shown for a pool that quarantines, or still holds values back from before a change.
+      ...((Number(pool.spec.quarantineSeconds ?? 0) > 0 || (counts?.quarantined ?? '0') !== '0') && {
+        quarantined: counts?.quarantined ?? '0',
+      }),
       conditions: [
         pending
           ? {

@@ -23,6 +23,8 @@ export interface PoolCounts {
   allocated: number;
   /** Those whose value is a candidate of the current spec, as a decimal string (free = total − held). */
   held: string;
+  /** Values held back by a quarantine (QuarantineRecord), as a decimal string: part of `held`. */
+  quarantined?: string;
   /** Lowest position in candidate order that may be free; where a claim starts looking. */
   searchFrom: string;
   /** The pool generation the counts were made for. */
@@ -169,6 +171,24 @@ export interface NameHoldRecord {
    * hold whose `until` has passed was left by a request that died, and is repaired.
    */
   state: 'pending' | 'held';
+  until: string;
+}
+
+/**
+ * A freed value held back (api.md, "Pools": `quarantineSeconds`): put at the value's allocation key when a
+ * Recycle pool's allocation object goes, so claims find the key taken, exactly as for a held value, and the
+ * search's bitmap shows it held. It goes at `until` (TTL, or the expiry run; service/quarantine.ts), and its
+ * REMOVE frees the value and wakes waiting claims as an object's would.
+ */
+export interface QuarantineRecord {
+  t: 'quarantine';
+  kind: AllocationKind;
+  /** The freed object's name, namespace and uid (the one it held back the value of). */
+  metadata: { name: string; namespace: string; uid: string };
+  poolRef: { kind: PoolKind; name: string };
+  value: string;
+  /** When the object went, and when the value is free again (RFC 3339 UTC, whole seconds). */
+  since: string;
   until: string;
 }
 

@@ -54,6 +54,8 @@ export const RANGES_MAX = 1000;
 /** A lease's length, in seconds: a minute to a year (api.md, "Claim"). */
 export const LEASE_SECONDS_MIN = 60;
 export const LEASE_SECONDS_MAX = 31_536_000;
+/** A pool's `spec.quarantineSeconds`: 0 (none, the default) up to a year. */
+export const QUARANTINE_SECONDS_MAX = 31_536_000;
 
 const STATUS_REASONS: readonly StatusReason[] = [
   'BadRequest',
@@ -168,6 +170,14 @@ export const SCHEMAS = {
     default: 'Recycle' as const,
     description: 'what releasing a claim does to its allocation object; immutable',
   },
+  QuarantineSeconds: {
+    type: 'integer',
+    minimum: 0,
+    maximum: QUARANTINE_SECONDS_MAX,
+    default: 0,
+    description:
+      'Recycle pools: a freed value is held back this long before it is handed out again (not on pools of a range of prefix lengths); applies to values freed after a change',
+  },
   Condition: {
     type: 'object',
     required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
@@ -224,6 +234,7 @@ export const SCHEMAS = {
         },
       },
       reclaimPolicy: ref('ReclaimPolicy'),
+      quarantineSeconds: ref('QuarantineSeconds'),
     },
   },
   IPAddressPoolSpec: {
@@ -248,6 +259,7 @@ export const SCHEMAS = {
           "leave out each prefix's first and last address (IPv4 up to /30; IPv6: the first only, up to /126)",
       },
       reclaimPolicy: ref('ReclaimPolicy'),
+      quarantineSeconds: ref('QuarantineSeconds'),
     },
   },
   IPPrefixPoolSpec: {
@@ -281,6 +293,7 @@ export const SCHEMAS = {
         },
       },
       reclaimPolicy: ref('ReclaimPolicy'),
+      quarantineSeconds: ref('QuarantineSeconds'),
     },
   },
   PoolStatus: {
@@ -290,6 +303,9 @@ export const SCHEMAS = {
       allocated: { type: 'integer', description: 'allocation objects that reference the pool' },
       total: decimal('the number of candidates, as a decimal string (a /64 holds 18446744073709551616)'),
       free: decimal('candidates not held'),
+      quarantined: decimal(
+        'values freed less than spec.quarantineSeconds ago: held back, neither allocated nor free',
+      ),
       conditions: { type: 'array', items: ref('Condition'), description: 'Available' },
       prefixes: {
         type: 'array',
@@ -360,7 +376,7 @@ export const SCHEMAS = {
         type: 'array',
         items: ref('Condition'),
         description:
-          'Allocated: True/Allocated, False/PoolNotFound, False/PoolExhausted, False/ValueTaken, False/PoolRefInvalid',
+          'Allocated: True/Allocated, False/PoolNotFound, False/PoolExhausted, False/ValueTaken, False/ValueQuarantined, False/PoolRefInvalid',
       },
     },
   },

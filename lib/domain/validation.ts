@@ -13,6 +13,7 @@ import {
   MAP_VALUE_MAX,
   LAST_APPLIED_ANNOTATION,
   LAST_APPLIED_MAX,
+  QUARANTINE_SECONDS_MAX,
   REF_STRING_MAX,
   RESERVED_MAX,
   SCHEMAS,
@@ -215,6 +216,26 @@ function isRefString(value: unknown): value is string {
 }
 
 export type ReclaimPolicy = (typeof SCHEMAS.ReclaimPolicy.enum)[number];
+
+/**
+ * A pool's `spec.quarantineSeconds` (api.md, "Pools"), when given. Not on a pool of a range of prefix
+ * lengths: its prefixes are held through overlap marks that a quarantine would need too (docs/leases.md).
+ */
+export function quarantineSeconds(spec: Record<string, unknown>, causes: Causes): number | undefined {
+  const seconds = spec.quarantineSeconds;
+  if (seconds === undefined) return undefined;
+  if (
+    typeof seconds !== 'number' ||
+    !Number.isInteger(seconds) ||
+    seconds < 0 ||
+    seconds > QUARANTINE_SECONDS_MAX
+  )
+    causes.add('spec.quarantineSeconds', `must be an integer 0..${QUARANTINE_SECONDS_MAX}`);
+  else if (seconds > 0 && spec.allocationPrefixLengths !== undefined)
+    causes.add('spec.quarantineSeconds', 'is not supported on pools of a range of prefix lengths');
+  else return seconds;
+  return undefined;
+}
 
 export function reclaimPolicy(value: unknown, causes: Causes): ReclaimPolicy {
   const policy = SCHEMAS.ReclaimPolicy;

@@ -39,7 +39,10 @@ export const OCCUPANCY_SCHEMAS: Record<string, unknown> = {
       },
       values: decimal('values in the bucket'),
       size: decimal('candidates in the bucket: excluded addresses and gaps between ranges are not'),
-      held: decimal('values held by an allocation object'),
+      held: decimal('values held by an allocation object, a name hold or a quarantine'),
+      quarantined: decimal(
+        'of held, the values freed less than the pool’s quarantineSeconds ago (absent when none)',
+      ),
       approximate: {
         type: 'boolean',
         description:

@@ -14,6 +14,7 @@ import type {
   ClaimRecord,
   ItemKey,
   NameHoldRecord,
+  QuarantineRecord,
   PoolRecord,
 } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
@@ -25,6 +26,7 @@ import { isHeld, type Stored } from '../store/items.ts';
 import { isRanged } from '../domain/prefix-pools.ts';
 import { decideRanged, type RangedParts } from './prefix-search.ts';
 import { liveClaim } from './leases.ts';
+import { endQuarantine } from './quarantine.ts';
 import {
   adjustSpread,
   frontierKey,
@@ -45,7 +47,7 @@ export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
   took?: { key: ItemKey; created: boolean; previousUid: string };
 };
 
-export type WaitingReason = 'PoolNotFound' | 'PoolExhausted' | 'ValueTaken';
+export type WaitingReason = 'PoolNotFound' | 'PoolExhausted' | 'ValueTaken' | 'ValueQuarantined';
 
 export function poolIdOf(claim: ClaimRecord): PoolId {
   return {
@@ -309,7 +311,21 @@ export async function decide(
     }
     if (await tryCreate(value.value)) return allocated(0);
     const key = allocationKey(poolId, info.allocationKind, value.value);
-    const held = await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
+    let held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
+    // A quarantine whose time has come is ended here rather than waited for (TTL or the expiry run).
+    if (held?.t === 'quarantine' && (await endQuarantine(ctx, key, held))) {
+      if (await tryCreate(value.value)) return allocated(0);
+      held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
+    }
+    if (held?.t === 'quarantine')
+      return {
+        outcome: waitingOutcome(
+          'ValueQuarantined',
+          `${value.value.value} was freed at ${held.since} and is held back until ${held.until} (quarantineSeconds)`,
+          now,
+        ),
+        collisions: 1,
+      };
     // A name hold (service/name-holds.ts) holds the value for the object its name points at.
     const holder = held?.t === 'alloc' ? held : undefined;
     if (holder && bindable(holder, claim)) {

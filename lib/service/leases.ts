@@ -8,10 +8,11 @@
  * `Claim Expired` (domain/events.ts tells it from the lease's end and the record's time).
  */
 import { leaseEnd, leaseExpired } from '../domain/leases.ts';
-import type { ClaimRecord, ItemKey } from '../domain/records.ts';
+import type { ClaimRecord, ItemKey, QuarantineRecord } from '../domain/records.ts';
 import type { Stored } from '../store/items.ts';
 import { LIST_SHARDS } from '../store/keys.ts';
 import { nowMs, nowText, type ClaimContext } from './context.ts';
+import { endQuarantine } from './quarantine.ts';
 
 /** A lease's end for a claim made or renewed now; undefined for a claim without a lease. */
 export function leaseFrom(ctx: ClaimContext, leaseSeconds: number | undefined): string | undefined {
@@ -51,15 +52,18 @@ const EXPIRY_PAGE = 200;
 
 /**
  * The expiry run (every minute, deployed: the repair function's `expireLeases`): deletes the claims whose
- * lease ended, found by the leases index, so that expiry's 2-minute bound holds whatever TTL's delay.
- * How many it deleted.
+ * lease ended and the quarantines whose time came (service/quarantine.ts), both found by the leases index,
+ * so that the 2-minute bound holds whatever TTL's delay. How many it deleted.
  */
 export async function expireLeases(ctx: ClaimContext, page = EXPIRY_PAGE): Promise<number> {
   let expired = 0;
   for (let shard = 0; shard < LIST_SHARDS; shard++) {
     for (const key of await ctx.table.endedLeases(shard, nowText(ctx), page)) {
-      const claim = await ctx.table.get<ClaimRecord>(key);
-      if (claim?.t === 'claim' && expiredNow(ctx, claim) && (await expireClaim(ctx, key, claim))) expired++;
+      const item = await ctx.table.get<ClaimRecord | QuarantineRecord>(key);
+      if (item?.t === 'quarantine') {
+        if (await endQuarantine(ctx, key, item)) expired++;
+      } else if (item?.t === 'claim' && expiredNow(ctx, item) && (await expireClaim(ctx, key, item)))
+        expired++;
     }
   }
   return expired;

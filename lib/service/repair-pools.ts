@@ -22,7 +22,8 @@ import {
 import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts';
 import { reclaim, refreshPool } from './reconcile.ts';
 import { resolvePlacement } from './prefix-check.ts';
-import { countSummaries, firstFree } from './tally.ts';
+import { firstFree } from './tally.ts';
+import { countSummaries } from './tally-count.ts';
 import { GROUP_SIZE, listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
 import { checkRangedAllocation, checkRangedGroups, couldTakeRanged } from './repair-ranged.ts';
 import {
@@ -219,17 +220,26 @@ async function setBit(
     walk.summaries.set(refId(ref), { ref, summary });
     if (isHeld(summary.bits, offset) === held) return false;
     const current = await sweep.ctx.table.get<{ t?: string }>(key);
-    // A name hold holds its slot too (service/name-holds.ts), though it is no object of the pool.
-    if ((current?.t === 'alloc' || current?.t === 'hold') !== held) return false;
+    // A name hold or a quarantine holds its slot too, though neither is an object of the pool.
+    if (holdsItsSlot(current) !== held) return false;
     const bits = summary.bits.slice();
     setHeld(bits, offset, held);
-    // A bit that goes takes its hold mark with it; one that comes is an object's (holds come by stream).
+    // A bit that goes takes its hold and quarantine marks with it; one that comes is an object's (holds
+    // and quarantines come by stream).
     const holds = held ? undefined : summary.holds.slice();
+    const quarantines = held ? undefined : summary.quarantines.slice();
     if (holds) setHeld(holds, offset, false);
-    if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [], holds)) {
+    if (quarantines) setHeld(quarantines, offset, false);
+    if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [], { holds, quarantines })) {
       walk.summaries.set(refId(ref), {
         ref,
-        summary: { ...summary, bits, holds: holds ?? summary.holds, version: (summary.version ?? 0) + 1 },
+        summary: {
+          ...summary,
+          bits,
+          holds: holds ?? summary.holds,
+          quarantines: quarantines ?? summary.quarantines,
+          version: (summary.version ?? 0) + 1,
+        },
       });
       if (!summary.listed) await listGroup(sweep, walk, ref);
       return true;
@@ -254,15 +264,20 @@ async function checkGroups(sweep: Sweep, walk: PoolWalk): Promise<void> {
       if (objects.has(slot)) continue;
       const key = allocationKey(walk.id, info.allocationKind, { slot, family: ref.family });
       if (sweep.touched.has(keyText(key))) continue; // this run deleted it: its record is the stream's
-      // A slot marked as name-held has no object in the index: the hold itself is what holds it (a rare
-      // pre-provision of another pool's name; one read each).
+      // A slot marked as name-held (or quarantined) has no object in the index: the hold or quarantine
+      // itself is what holds it (one read each: a quarantine's REMOVE may be the record that was lost).
       if (isHeld(summary.holds, Number(slot & (GROUP_SIZE - 1n)))) {
         spend(sweep);
-        if ((await sweep.ctx.table.get<{ t?: string }>(key))?.t === 'hold') continue;
+        if (holdsItsSlot(await sweep.ctx.table.get<{ t?: string }>(key))) continue;
       }
       await fix(sweep, 'summaryBit', () => setBit(sweep, walk, ref, slot, key, false));
     }
   }
+}
+
+/** Whether the item at an allocation key holds its slot: an object, a name hold or a quarantine. */
+function holdsItsSlot(item: { t?: string } | undefined): boolean {
+  return item?.t === 'alloc' || item?.t === 'hold' || item?.t === 'quarantine';
 }
 
 function* heldSlotsOf(ref: GroupRef, bits: Uint8Array): Generator<bigint> {

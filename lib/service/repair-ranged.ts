@@ -182,7 +182,7 @@ async function setMember(
     }
     const { bits, holds } = bitmapsOfMembers(members, ref.group, summary.bits.length);
     if (member === undefined && sameBits(bits, summary.bits) && sameBits(holds, summary.holds)) return false;
-    if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [], holds, members)) {
+    if (await summaries.writeGroup(walk.id, ref, bits, summary.version, [], { holds }, members)) {
       walk.summaries.set(refId(ref), {
         ref,
         summary: { ...summary, bits, holds, members, version: (summary.version ?? 0) + 1 },

@@ -22,11 +22,13 @@
  *
  * A slot is free, held by an allocation object, or held by a name hold (service/name-holds.ts): a second
  * bitmap marks the holds, so a name-held value is not free (claims skip it, as they read the first
- * bitmap only) but is no allocation object of the pool (`allocated` leaves it out). In a pool of a range
- * of prefix lengths a hold is a member whose run is held and name-held (service/tally-runs.ts).
+ * bitmap only) but is no allocation object of the pool (`allocated` leaves it out). A quarantine (a freed
+ * value held back, domain/records.ts) is such a hold, marked in a third bitmap and counted apart
+ * (`quarantined`). In a pool of a range of prefix lengths a hold is a member whose run is held and
+ * name-held (service/tally-runs.ts); such pools have no quarantine.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { ordinalOf, runsFrom } from '../domain/candidates.ts';
+import { runsFrom } from '../domain/candidates.ts';
 import type { ClaimContext } from './context.ts';
 import { spaceOf, timestamp } from '../domain/objects.ts';
 import type { PoolCounts, PoolRecord } from '../domain/records.ts';
@@ -36,6 +38,7 @@ import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../store/keys
 import { isHeld, setHeld, type GroupSummary, type MarkerEntry, type Stored } from '../store/items.ts';
 import { MARKERS_PER_WRITE } from '../store/summaries.ts';
 import { bitmapsOfMembers, countedIn, flippedRuns, groupsOfRun } from './tally-runs.ts';
+import { candidateOrdinal, countSummaries } from './tally-count.ts';
 
 /** An allocation object of the pool appeared (present) or went, as stream record `record` says. */
 export interface SlotChange {
@@ -52,6 +55,8 @@ export interface SlotChange {
   present: boolean;
   /** What holds the slot now is a name hold, not an allocation object (it is held, but not counted). */
   hold?: boolean;
+  /** What holds the slot now is a quarantine (`hold` too): counted in `quarantined`. */
+  quarantined?: boolean;
   /** The allocation was made after a lost race: claimers are contending for this pool. */
   raced?: boolean;
   /**
@@ -153,7 +158,13 @@ export async function tallyPool(
     }),
   );
 
-  const outcome = options.recount ? await recount(ctx, id) : await applyMarkers(ctx, id, touched, known);
+  // A slot that ends free may have been taken and freed within the batch (its object's INSERT and REMOVE
+  // coalesced), leaving no marker: the counts still get a new epoch, or a handler that took the value
+  // would go on searching past it (search-memory.ts frontiers).
+  const removal = changes.some((change) => !change.present);
+  const outcome = options.recount
+    ? await recount(ctx, id)
+    : await applyMarkers(ctx, id, touched, known, removal);
   if (!outcome) return 'no pool';
   await Promise.all(
     [...touched.values()].map(({ ref, mine }) =>
@@ -203,6 +214,7 @@ async function recordChanges(
     const summary = attempt === 0 && known ? copyOf(known) : await ctx.table.summaries.readGroup(id, ref);
     let bits: Uint8Array = summary.bits.slice();
     const holds = summary.holds.slice();
+    const quarantines = summary.quarantines.slice();
     const members = new Set(summary.members);
     const mine = new Set<string>();
     const markers: { id: string; entries: MarkerEntry[] }[] = [];
@@ -233,13 +245,18 @@ async function recordChanges(
         continue;
       }
       const offset = Number(change.slot & (GROUP_SIZE - 1n));
-      const wasHeld = isHeld(bits, offset);
-      const wasHold = isHeld(holds, offset);
+      const was = {
+        held: isHeld(bits, offset),
+        hold: isHeld(holds, offset),
+        quarantined: isHeld(quarantines, offset),
+      };
       const isHold = change.present && change.hold === true;
-      if (change.present === wasHeld && isHold === wasHold) continue; // applied already, or changes nothing
+      const isQuarantined = isHold && change.quarantined === true;
+      if (change.present === was.held && isHold === was.hold && isQuarantined === was.quarantined) continue; // applied already, or changes nothing
       setHeld(bits, offset, change.present);
       setHeld(holds, offset, isHold);
-      markers.push({ id: marker, entries: [markerEntry(offset, change, wasHeld, wasHold)] });
+      setHeld(quarantines, offset, isQuarantined);
+      markers.push({ id: marker, entries: [markerEntry(offset, change, was)] });
     }
     if (markers.length === 0) return { summary, mine };
     const ranged = changes.some((change) => change.run !== undefined);
@@ -250,7 +267,7 @@ async function recordChanges(
         bits,
         summary.version,
         markers,
-        holds,
+        { holds, quarantines },
         ranged ? members : undefined,
       )
     ) {
@@ -259,7 +276,7 @@ async function recordChanges(
         summary.pending.set(marker.id, marker.entries);
       }
       const version = (summary.version ?? 0) + 1;
-      return { summary: { ...summary, bits, holds, members, version }, mine };
+      return { summary: { ...summary, bits, holds, quarantines, members, version }, mine };
     }
   }
   throw new Error(`summary of ${id.kind} ${id.name} kept changing; the batch is retried`);
@@ -270,6 +287,7 @@ function copyOf(summary: GroupSummary): GroupSummary {
     ...summary,
     bits: summary.bits.slice(),
     holds: summary.holds.slice(),
+    quarantines: summary.quarantines.slice(),
     pending: new Map(summary.pending),
     members: new Set(summary.members),
   };
@@ -285,15 +303,23 @@ function backOff(attempt: number): Promise<void> {
 }
 
 /**
- * A slot's change as the counts see it: held (by anything) ±1, and allocation objects ±1, which differ
- * when a name hold comes or goes (it holds the slot, but is no allocation object of the pool).
+ * A slot's change as the counts see it: held (by anything) ±1, allocation objects ±1, which differ when a
+ * name hold or quarantine comes or goes (it holds the slot, but is no allocation object of the pool), and
+ * quarantines ±1.
  */
-function markerEntry(offset: number, change: SlotChange, wasHeld: boolean, wasHold: boolean): MarkerEntry {
-  const object = (held: boolean, hold: boolean) => (held && !hold ? 1 : 0);
-  const objects = (object(change.present, change.present && change.hold === true) -
-    object(wasHeld, wasHold)) as 1 | 0 | -1;
-  const delta = ((change.present ? 1 : 0) - (wasHeld ? 1 : 0)) as 1 | 0 | -1;
+function markerEntry(
+  offset: number,
+  change: SlotChange,
+  was: { held: boolean; hold: boolean; quarantined: boolean },
+): MarkerEntry {
+  const hold = change.present && change.hold === true;
+  const object = (held: boolean, isHold: boolean) => (held && !isHold ? 1 : 0);
+  const objects = (object(change.present, hold) - object(was.held, was.hold)) as 1 | 0 | -1;
+  const quarantined = ((hold && change.quarantined === true ? 1 : 0) - (was.quarantined ? 1 : 0)) as
+    1 | 0 | -1;
+  const delta = ((change.present ? 1 : 0) - (was.held ? 1 : 0)) as 1 | 0 | -1;
   const raced = change.present && change.raced ? 1 : 0;
+  if (quarantined !== 0) return [offset, delta, raced, 1, objects, quarantined];
   return objects === delta
     ? delta > 0
       ? [offset, 1, raced]
@@ -310,6 +336,7 @@ async function applyMarkers(
   id: PoolId,
   touched: Touched,
   known: Known = {},
+  removal = false,
 ): Promise<Tallied | undefined> {
   const markers = [...touched.values()].flatMap(({ ref, summary, mine }) =>
     [...mine].map((marker) => ({ marker, ref, entries: summary.pending.get(marker) ?? [] })),
@@ -324,7 +351,7 @@ async function applyMarkers(
     if (pool?.t !== 'pool') return undefined;
     const previous = pool.counts;
     const fresh = markers.filter(({ marker }) => previous?.applied?.[marker] === undefined);
-    if (fresh.length === 0)
+    if (fresh.length === 0 && !removal)
       return {
         freed: false,
         available: previous?.available ?? true,
@@ -338,17 +365,23 @@ async function applyMarkers(
     );
     let allocated = previous?.allocated ?? 0;
     let held = BigInt(previous?.held ?? '0');
+    let quarantined = BigInt(previous?.quarantined ?? '0');
     let hint =
       previous && previous.generation === pool.metadata.generation ? BigInt(previous.searchFrom) : 0n;
-    let freed = false;
+    let freed = removal;
     let took = false;
     let raced = false;
     for (const { ref, entries } of fresh) {
       // One slot and one object (or a name hold's change: held, objects 0 or −1; a hold's change only:
       // delta 0), or (a pool of a range of prefix lengths) a run and a count of objects.
-      for (const [offset, delta, racedEntry, span = 1, objects = delta] of entries) {
+      for (const [offset, delta, racedEntry, span = 1, objects = delta, quarantine = 0] of entries) {
         allocated += objects;
         raced ||= racedEntry === 1;
+        if (
+          quarantine !== 0 &&
+          candidateOrdinal(space, ref.family, (ref.group << GROUP_BITS) + BigInt(offset)) !== undefined
+        )
+          quarantined += BigInt(quarantine);
         if (delta === 0) continue;
         for (let i = 0; i < span; i++) {
           const slot = (ref.group << GROUP_BITS) + BigInt(offset + i);
@@ -363,18 +396,18 @@ async function applyMarkers(
       }
     }
     if (took) hint = await advanceHint(ctx, id, space, hint, touched);
-    const counts = nextCounts(pool, previous, { allocated, held, searchFrom: hint, freed, applied }, space);
+    const counts = nextCounts(
+      pool,
+      previous,
+      { allocated, held, quarantined, searchFrom: hint, freed, applied },
+      space,
+    );
     if (raced) counts.contendedUntil = new Date(Date.now() + POOL_CONTENTION_MS).toISOString();
     if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
       return { freed, available: counts.available ?? true, counts, uid: pool.metadata.uid };
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
-}
-
-/** The slot's position in candidate order, when it is a candidate of the pool's current spec. */
-function candidateOrdinal(space: PoolSpace, family: 4 | 6 | undefined, slot: bigint): bigint | undefined {
-  return family === familyOf(space) ? ordinalOf(space.segments, slot) : undefined;
 }
 
 /**
@@ -419,7 +452,7 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<Tallied | undefin
     if (pool?.t !== 'pool') return undefined;
     const space = spaceOf(pool);
     const previous = pool.counts;
-    const { allocated, heldOrdinals, seen } = await countSummaries(ctx, id, space);
+    const { allocated, heldOrdinals, quarantined, seen } = await countSummaries(ctx, id, space);
     const applied = appliedWith(previous?.applied, seen);
     const counts = nextCounts(
       pool,
@@ -427,6 +460,7 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<Tallied | undefin
       {
         allocated,
         held: BigInt(heldOrdinals.length),
+        quarantined: BigInt(quarantined),
         searchFrom: firstFree(heldOrdinals, 0n),
         freed: true,
         applied,
@@ -438,40 +472,6 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<Tallied | undefin
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
-}
-
-/**
- * What a pool's listed group summaries hold: every held slot (`allocated`), the candidate positions of
- * those that are candidates of `space` (ascending), and every marker they carry. The recount's reading,
- * shared with the repair sweep, which compares it with the pool's counts.
- */
-export async function countSummaries(
-  ctx: ClaimContext,
-  id: PoolId,
-  space: PoolSpace,
-): Promise<{ allocated: number; heldOrdinals: bigint[]; seen: Set<string> }> {
-  const seen = new Set<string>();
-  const heldOrdinals: bigint[] = [];
-  let allocated = 0;
-  for await (const ref of ctx.table.summaries.listedGroups(id)) {
-    const summary = await ctx.table.summaries.readGroup(id, ref);
-    for (const marker of summary.pending.keys()) seen.add(marker);
-    // A pool of a range of prefix lengths counts its objects (members), not its bits.
-    const ranged = summary.members.size > 0;
-    for (const member of summary.members) if (countedIn(member, ref.group)) allocated++;
-    summary.bits.forEach((byte, index) => {
-      for (let bit = 0; bit < 8; bit++) {
-        if (((byte >> bit) & 1) === 0) continue;
-        // A name hold keeps the value from being handed out, but is no allocation object of the pool.
-        if (!ranged && ((summary.holds[index]! >> bit) & 1) === 0) allocated++;
-        const slot = (ref.group << GROUP_BITS) + BigInt(index * 8 + bit);
-        const ordinal = candidateOrdinal(space, ref.family, slot);
-        if (ordinal !== undefined) heldOrdinals.push(ordinal);
-      }
-    });
-  }
-  heldOrdinals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return { allocated, heldOrdinals, seen };
 }
 
 /**
@@ -533,6 +533,7 @@ function nextCounts(
   tally: {
     allocated: number;
     held: bigint;
+    quarantined: bigint;
     searchFrom: bigint;
     freed: boolean;
     applied: Record<string, number>;
@@ -548,6 +549,7 @@ function nextCounts(
   return {
     allocated: tally.allocated,
     held: tally.held.toString(),
+    ...(tally.quarantined !== 0n && { quarantined: tally.quarantined.toString() }),
     searchFrom: tally.searchFrom.toString(),
     generation: pool.metadata.generation,
     updatedAt: now,

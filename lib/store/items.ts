@@ -1,6 +1,7 @@
 /**
  * Item shapes of the table as stored, pure: an allocation object with its index entry, and a group
- * summary (a bitmap of held slots, `b`, and of those held by name holds, `h`; its version, and the slot
+ * summary (a bitmap of held slots, `b`, of those held by name holds, `h`, and of those held back by a
+ * quarantine, `z` (a subset of `h`: neither is an allocation object); its version, and the slot
  * changes not yet confirmed in the pool's counts, `q_<id>`; service/tally.ts keeps them).
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
@@ -33,10 +34,11 @@ const GROUP_BYTES = Number(1n << GROUP_BITS) / 8;
 /**
  * A slot change not yet confirmed in the pool's counts: offset in the group, +1 or −1 (held) or 0 (a hold
  * changed, the slot stays held), 1 when the allocation was made after a lost race, `span` (that many
- * slots from `offset` flipped: 1 but for pools of a range of prefix lengths) and `objects`, the change
+ * slots from `offset` flipped: 1 but for pools of a range of prefix lengths), `objects`, the change
  * in allocation objects when it differs from `delta` (a name hold holds a slot but is no allocation
  * object: 0; a hold that replaced an object: −1; a run of a pool of a range of prefix lengths counts
- * one object at its first group only; service/tally-runs.ts).
+ * one object at its first group only; service/tally-runs.ts), and `quarantined`, the change in values
+ * held back by a quarantine (absent: 0).
  */
 export type MarkerEntry = [
   offset: number,
@@ -44,6 +46,7 @@ export type MarkerEntry = [
   raced?: 0 | 1,
   span?: number,
   objects?: 1 | 0 | -1,
+  quarantined?: 1 | 0 | -1,
 ];
 
 /** A group's summary as the stream function keeps it. */
@@ -52,6 +55,8 @@ export interface GroupSummary {
   bits: Uint8Array;
   /** Bit i: what holds slot i is a name hold (service/name-holds.ts), not an allocation object. */
   holds: Uint8Array;
+  /** Bit i: what holds slot i is a quarantine (domain/records.ts QuarantineRecord); its `holds` bit is set too. */
+  quarantines: Uint8Array;
   /** Bumped by every write of the bits; absent until the first. */
   version: number | undefined;
   /** Slot changes recorded here whose records may not have reached the counts: marker id → entries. */
@@ -69,9 +74,12 @@ export function summaryOf(item: Item | undefined): GroupSummary {
   if (item?.b instanceof Uint8Array) bits.set(item.b.subarray(0, GROUP_BYTES));
   const holds = new Uint8Array(GROUP_BYTES);
   if (item?.h instanceof Uint8Array) holds.set(item.h.subarray(0, GROUP_BYTES));
+  const quarantines = new Uint8Array(GROUP_BYTES);
+  if (item?.z instanceof Uint8Array) quarantines.set(item.z.subarray(0, GROUP_BYTES));
   const summary: GroupSummary = {
     bits,
     holds,
+    quarantines,
     version: typeof item?.v === 'number' ? item.v : undefined,
     pending: new Map(),
     listed: item?.l === 1,

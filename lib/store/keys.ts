@@ -22,6 +22,8 @@ import { poolKindInfo, type AllocationKind, type PoolKind, type Resource } from 
 import type { ItemKey } from '../domain/records.ts';
 import { slotWidth } from '../domain/spaces.ts';
 import type { ParsedValue } from '../domain/values.ts';
+import { leaseEpochSeconds } from '../domain/leases.ts';
+import { TTL_ATTRIBUTE } from './schema.ts';
 
 export const LIST_SHARDS = 8;
 /** log2 of the slots in one block partition. */
@@ -197,4 +199,19 @@ export function historySk(seq: number): string {
 /** A batch of stream records the history function started on, by its first record: `WB#<eventID>` / `B`. */
 export function historyBatchKey(eventId: string): ItemKey {
   return { pk: `WB#${eventId}`, sk: 'B' };
+}
+
+/** The leases index's partitions: items spread by key, as the lists are. */
+export const leaseShardKey = (shard: number) => `L#${shard}`;
+
+/**
+ * An item that ends by itself (a lease's claim, a quarantine): its end as the TTL attribute (epoch
+ * seconds), and its entry in the leases index, where the expiry run finds it (service/leases.ts).
+ */
+export function leaseAttributes(key: ItemKey, endsAt: string) {
+  return {
+    [TTL_ATTRIBUTE]: leaseEpochSeconds(endsAt),
+    lpk: leaseShardKey(shardOf(`${key.pk}\u0000${key.sk}`)),
+    lsk: `${endsAt}#${key.pk}#${key.sk}`,
+  };
 }

@@ -81,16 +81,20 @@ export class Summaries {
     bits: Uint8Array,
     version: number | undefined,
     markers: readonly { id: string; entries: MarkerEntry[] }[],
-    holds?: Uint8Array,
+    marks: { holds?: Uint8Array; quarantines?: Uint8Array } = {},
     members?: ReadonlySet<string>,
   ): Promise<boolean> {
     if (markers.length > MARKERS_PER_WRITE) throw new Error(`at most ${MARKERS_PER_WRITE} markers a write`);
     const names: Record<string, string> = {};
     const values: Item = { ':b': storedBits(bits), ':v': (version ?? 0) + 1 };
     const set = ['b = :b', 'v = :v'];
-    if (holds) {
-      values[':h'] = storedBits(holds);
+    if (marks.holds) {
+      values[':h'] = storedBits(marks.holds);
       set.push('h = :h');
+    }
+    if (marks.quarantines) {
+      values[':z'] = storedBits(marks.quarantines);
+      set.push('z = :z');
     }
     if (members) {
       set.push('m = :m');
@@ -203,6 +207,16 @@ export class Summaries {
    * alone, 100 keys a request. A group with no summary is absent from the answer: nothing of it is held.
    */
   async readGroupsBits(pool: PoolId, refs: readonly GroupRef[]): Promise<Map<bigint, Uint8Array>> {
+    const found = await this.readGroupsBitmaps(pool, refs, false);
+    return new Map([...found].map(([group, { bits }]) => [group, bits]));
+  }
+
+  /** As readGroupsBits, with each group's quarantine bitmap too (`quarantines`: read it). */
+  async readGroupsBitmaps(
+    pool: PoolId,
+    refs: readonly GroupRef[],
+    quarantines = true,
+  ): Promise<Map<bigint, { bits: Uint8Array; quarantines: Uint8Array }>> {
     const byPk = new Map<string, bigint>();
     const keys: Item[] = [];
     for (const ref of refs) {
@@ -211,18 +225,21 @@ export class Summaries {
       byPk.set(key.pk, ref.group);
       keys.push(key);
     }
-    const found = new Map<bigint, Uint8Array>();
+    const found = new Map<bigint, { bits: Uint8Array; quarantines: Uint8Array }>();
+    const projection = quarantines ? 'pk, b, z' : 'pk, b';
     for (let start = 0; start < keys.length; start += 100) {
       let pending: Item[] | undefined = keys.slice(start, start + 100);
       while (pending && pending.length > 0) {
         const result: BatchGetCommandOutput = await this.io.doc.send(
           new BatchGetCommand({
-            RequestItems: { [this.io.tableName]: { Keys: pending, ProjectionExpression: 'pk, b' } },
+            RequestItems: { [this.io.tableName]: { Keys: pending, ProjectionExpression: projection } },
           }),
         );
         for (const item of result.Responses?.[this.io.tableName] ?? []) {
           const group = byPk.get(item.pk as string);
-          if (group !== undefined) found.set(group, summaryOf(item).bits);
+          if (group === undefined) continue;
+          const summary = summaryOf(item);
+          found.set(group, { bits: summary.bits, quarantines: summary.quarantines });
         }
         pending = result.UnprocessedKeys?.[this.io.tableName]?.Keys as Item[] | undefined;
       }

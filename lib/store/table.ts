@@ -25,9 +25,17 @@ import { conditionFailed, itemKeyText, TableClient } from './client.ts';
 
 export { itemKeyText };
 import { allocationItem, type Item, type Stored } from './items.ts';
-import { allocationKey, LIST_SHARDS, shardOf, waitingKey, type PoolId } from './keys.ts';
+import {
+  allocationKey,
+  leaseAttributes,
+  leaseShardKey,
+  LIST_SHARDS,
+  waitingKey,
+  type PoolId,
+} from './keys.ts';
 import { ALLOCATIONS_INDEX, LEASES_INDEX, TTL_ATTRIBUTE, WAITING_INDEX } from './schema.ts';
 import { leaseEpochSeconds } from '../domain/leases.ts';
+import { Quarantines } from './quarantines.ts';
 import { NameHolds } from './holds.ts';
 import { Summaries } from './summaries.ts';
 import { Overlaps } from './overlaps.ts';
@@ -35,23 +43,13 @@ import { Carvings } from './carvings.ts';
 import { Lists } from './lists.ts';
 import { HistoryStore } from './history.ts';
 
-/** The leases index's partitions: claims spread by key, as the lists are. */
-const leaseShardKey = (shard: number) => `L#${shard}`;
-
-/** A lease's claim: its end as the TTL attribute (epoch seconds), and its entry in the leases index. */
-function leaseAttributes(key: ItemKey, leaseExpiresAt: string) {
-  return {
-    [TTL_ATTRIBUTE]: leaseEpochSeconds(leaseExpiresAt),
-    lpk: leaseShardKey(shardOf(`${key.pk}\u0000${key.sk}`)),
-    lsk: `${leaseExpiresAt}#${key.pk}#${key.sk}`,
-  };
-}
-
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
   readonly summaries = new Summaries(this);
   /** Name holds of pre-provisioned objects named like another value (service/name-holds.ts). */
   readonly holds = new NameHolds(this);
+  /** Freed values held back (service/quarantine.ts). */
+  readonly quarantines = new Quarantines(this);
   /** Keys and overlap reads of IPPrefixPools with a range of lengths. */
   readonly overlaps = new Overlaps(this);
   /** Which pools are carved from which claims (prefixesFrom). */
@@ -169,8 +167,9 @@ export class Table extends TableClient {
   }
 
   /**
-   * Keys of claims whose lease ended by `now` (RFC 3339 UTC), in one shard of the leases index, oldest
-   * first: eventually consistent, a hint (the expiry's delete is conditional on the claim as read).
+   * Keys of claims whose lease ended, and of quarantines whose time came, by `now` (RFC 3339 UTC), in one
+   * shard of the leases index, oldest first: eventually consistent, a hint (the expiry's delete is
+   * conditional on the item as read).
    */
   async endedLeases(shard: number, now: string, limit: number): Promise<ItemKey[]> {
     const result = await this.doc.send(

@@ -335,9 +335,9 @@ describe('the repair sweep', () => {
     const stray = memberId(0xa14800n, 4); // 10.20.128.0/24
     members.add(stray);
     const { bits, holds } = bitmapsOfMembers(members, group.group, healthy.bits.length);
-    expect(await allot.table.summaries.writeGroup(id, group, bits, healthy.version, [], holds, members)).toBe(
-      true,
-    );
+    expect(
+      await allot.table.summaries.writeGroup(id, group, bits, healthy.version, [], { holds }, members),
+    ).toBe(true);
     await allot.table.doc.send(
       new UpdateCommand({
         TableName: allot.table.tableName,

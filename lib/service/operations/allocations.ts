@@ -7,7 +7,13 @@ import { API_VERSION, type PoolKindInfo } from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
 import { nameRole, valueNamedBy } from '../../domain/name-roles.ts';
 import { allocationObject, spaceOf } from '../../domain/objects.ts';
-import { sameData, type AllocationRecord, type ItemKey, type NameHoldRecord } from '../../domain/records.ts';
+import {
+  sameData,
+  type AllocationRecord,
+  type ItemKey,
+  type NameHoldRecord,
+  type QuarantineRecord,
+} from '../../domain/records.ts';
 import { valueKind } from '../../domain/spaces.ts';
 
 import {
@@ -239,10 +245,19 @@ export async function createAllocation(
   const placed = placement
     ? placement.kind === 'placed'
     : await ctx.table.putAllocation(key, record, checked.value.slot, info.allocationResource);
-  const holder = placed ? undefined : await ctx.table.get<AllocationRecord | NameHoldRecord>(key);
+  const holder = placed
+    ? undefined
+    : await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
   // A retried put whose first attempt landed (its answer lost) finds this very object: it is created.
   if (!placed && holder?.metadata.uid !== record.metadata.uid) {
     if (holdKey) await ctx.table.holds.release(holdKey, record.metadata.uid);
+    if (holder?.t === 'quarantine') {
+      if (custom)
+        await ctx.table.deleteName(nameKey(namespace, info.allocationResource, allocationName), key);
+      throw new AlreadyExistsError(
+        `${checked.value.value} of ${info.kind} ${poolId.name} was freed at ${holder.since} and is quarantined until ${holder.until}`,
+      ).about(info.allocationKind, allocationName);
+    }
     if (holder?.metadata.name === allocationName) {
       if (name !== undefined) return replaceAllocation(info, request, ctx);
       throw exists();

@@ -39,6 +39,8 @@ const PARALLEL_BUCKETS = 32;
 
 interface Held {
   held: bigint;
+  /** Of `held`, the values a quarantine holds back (service/quarantine.ts). */
+  quarantined: bigint;
   approximate: boolean;
 }
 
@@ -88,6 +90,7 @@ export async function poolOccupancy(
         values: (bucket.last - bucket.first + 1n).toString(),
         size: bucket.size.toString(),
         held: held[i]!.held.toString(),
+        ...(held[i]!.quarantined > 0n && { quarantined: held[i]!.quarantined.toString() }),
         ...(held[i]!.approximate ? { approximate: true } : {}),
       })),
     },
@@ -113,17 +116,18 @@ async function countHeld(
     if (listed.length <= budget) read = listed;
   }
   if (!read) return estimateEach(ctx, pool, family, buckets);
-  const bits = await ctx.table.summaries.readGroupsBits(pool, refsOf(family, read));
-  const held = buckets.map(() => 0n);
-  for (const [group, groupBits] of bits) {
+  const bitmaps = await ctx.table.summaries.readGroupsBitmaps(pool, refsOf(family, read));
+  const held = buckets.map(() => ({ held: 0n, quarantined: 0n, approximate: false }));
+  for (const [group, { bits, quarantines }] of bitmaps) {
     const groupFirst = group << GROUP_BITS;
     const from = bucketOf(span, width, groupFirst, buckets.length);
     const to = bucketOf(span, width, groupFirst + GROUP_SIZE - 1n, buckets.length);
     for (let i = from; i <= to; i++) {
-      held[i]! += BigInt(heldInRange(groupBits, groupFirst, Number(GROUP_SIZE), buckets[i]!));
+      held[i]!.held += BigInt(heldInRange(bits, groupFirst, Number(GROUP_SIZE), buckets[i]!));
+      held[i]!.quarantined += BigInt(heldInRange(quarantines, groupFirst, Number(GROUP_SIZE), buckets[i]!));
     }
   }
-  return held.map((value) => ({ held: value, approximate: false }));
+  return held;
 }
 
 const refsOf = (family: 4 | 6 | undefined, groups: readonly bigint[]): GroupRef[] =>
@@ -157,7 +161,7 @@ async function estimateEach(
   for (let start = 0; start < buckets.length; start += PARALLEL_BUCKETS) {
     samples.push(...(await Promise.all(buckets.slice(start, start + PARALLEL_BUCKETS).map(sample))));
   }
-  const bits = await summaries.readGroupsBits(
+  const bitmaps = await summaries.readGroupsBitmaps(
     pool,
     refsOf(
       family,
@@ -167,21 +171,25 @@ async function estimateEach(
   return buckets.map((bucket, i) => {
     const { groups, whole } = samples[i]!;
     let held = 0n;
+    let quarantined = 0n;
     let seen = 0n;
     for (const group of groups) {
       const groupFirst = group << GROUP_BITS;
-      const groupBits = bits.get(group);
-      if (groupBits) held += BigInt(heldInRange(groupBits, groupFirst, Number(GROUP_SIZE), bucket));
+      const read = bitmaps.get(group);
+      if (read) {
+        held += BigInt(heldInRange(read.bits, groupFirst, Number(GROUP_SIZE), bucket));
+        quarantined += BigInt(heldInRange(read.quarantines, groupFirst, Number(GROUP_SIZE), bucket));
+      }
       seen += overlap(bucket, { first: groupFirst, last: groupFirst + GROUP_SIZE - 1n });
     }
-    if (whole || seen === 0n) return { held, approximate: false };
+    if (whole || seen === 0n) return { held, quarantined, approximate: false };
     // The listed groups run from the first to the last one read; those between are taken to be as
     // full as the ones read.
     const extent = overlap(bucket, {
       first: groups[0]! << GROUP_BITS,
       last: ((groups[groups.length - 1]! + 1n) << GROUP_BITS) - 1n,
     });
-    return { held: (held * extent) / seen, approximate: true };
+    return { held: (held * extent) / seen, quarantined: (quarantined * extent) / seen, approximate: true };
   });
 }
 

@@ -14,6 +14,7 @@ import {
   Causes,
   checkEnvelope,
   isObject,
+  quarantineSeconds,
   reclaimPolicy,
   rejectUnknownFields,
   specFields,
@@ -59,9 +60,15 @@ export function checkPoolBody(
   else {
     rejectUnknownFields(spec, specFields(info.kind), causes);
     const policy = reclaimPolicy(spec.reclaimPolicy, causes);
+    const quarantine = quarantineSeconds(spec, causes);
     const checked = poolSpecChecker(info.kind)(spec);
     if ('causes' in checked) causes.addAll(checked.causes);
-    else canonical = { ...checked.spec, reclaimPolicy: policy };
+    else
+      canonical = {
+        ...checked.spec,
+        reclaimPolicy: policy,
+        ...(quarantine !== undefined && { quarantineSeconds: quarantine }),
+      };
   }
   causes.throwIfAny(info.kind, metadata.name || name);
   return { metadata, spec: canonical };

@@ -7,10 +7,11 @@
  *                                          the key now (the pool's counts)     consistently: a record
  *                                                                              delivered again late
  *                                                                              must change nothing
- *   ended with a REMOVE                    a claim that still held it          the claim, unless the
- *                                          allocates again; its name hold goes  batch, or an earlier
- *                                                                              one, held its REMOVE
- *                                                                              (memory.ts)
+ *   ended with a REMOVE                    the value quarantined if the pool   the pool (the batch's
+ *                                          quarantines (service/quarantine.ts); read); the claim,
+ *                                          a claim that still held it          unless the batch, or
+ *                                          allocates again; its name hold goes an earlier one, held
+ *                                                                              its REMOVE (memory.ts)
  *   the object is there, its claim         nothing                             the claim: the batch's
  *     holds it                                                                 image, or an eventual
  *                                                                              read
@@ -26,17 +27,19 @@ import type {
   ItemKey,
   NameHoldRecord,
   PoolRecord,
+  QuarantineRecord,
 } from '../../domain/records.ts';
 import type { AllocationKind } from '../../domain/kinds.ts';
 import { valueKind } from '../../domain/spaces.ts';
 import { timestamp } from '../../domain/objects.ts';
-import type { PoolId } from '../../store/keys.ts';
+import { poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Stored } from '../../store/items.ts';
 import { allocatedOutcome, bindable, reconcileClaim, settle } from '../decide.ts';
 import { dropUnheldObject, holdKeyOfObject, type AtAllocationKey } from '../name-holds.ts';
 import { resolvePlacement } from '../prefix-check.ts';
 import { claimKeyOf, poolIdOfAllocation, reclaim, SETTLE_MARGIN_MS } from '../reconcile.ts';
 import { prefixMember } from '../tally-runs.ts';
+import { quarantineFreed } from '../quarantine.ts';
 import type { SlotChange } from '../tally.ts';
 import { latestIn, removedIn, sameKey, type Batch, type RecordKind, type Touched } from './kinds.ts';
 import { lastImage, type KeyRun, type Life } from './records.ts';
@@ -67,6 +70,9 @@ export const allocationRecords: RecordKind = {
   async work(batch, run, life) {
     const image = lastImage(life) as unknown as AllocationRecord;
     if (life.removed) {
+      // Held back first, if the pool quarantines: a claim the removal wakes must not get the value back.
+      const pool = await poolOf(batch)(poolKeyOf(poolIdOfAllocation(image)));
+      await quarantineFreed(batch.ctx, pool, run.key, image);
       await allocationRemoved(batch, run.key, image);
       // Its name goes with it (a delete that died before it released the name leaves nothing).
       const holdKey = holdKeyOfObject(image);
@@ -98,7 +104,7 @@ export function slotChanges(
   valueText: string,
   run: KeyRun,
   life: Life,
-  stored: AtAllocationKey | AllocationRecord | undefined,
+  stored: AtAllocationKey | AllocationRecord | QuarantineRecord | undefined,
   finest?: number,
 ): Touched[] {
   const value = valueKind(kind).parse(valueText);
@@ -117,10 +123,12 @@ export function slotChanges(
     const raced = stored?.t === 'alloc' && stored.raced === true;
     change = { ...common, slot: members.first, present, raced, run: members };
   } else {
-    const present = stored?.t === 'alloc' || stored?.t === 'hold';
-    const hold = stored?.t === 'hold';
+    // A name hold or a quarantine holds the slot, but is no allocation object.
+    const quarantined = stored?.t === 'quarantine';
+    const hold = stored?.t === 'hold' || quarantined;
+    const present = stored?.t === 'alloc' || hold;
     const raced = stored?.t === 'alloc' && stored.raced === true;
-    change = { ...common, slot, present, hold, raced };
+    change = { ...common, slot, present, hold, raced, ...(quarantined && { quarantined }) };
   }
   return [{ pool, change }];
 }

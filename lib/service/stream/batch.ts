@@ -51,6 +51,7 @@ import { claimRecords } from './claims.ts';
 import { holdRecords } from './holds.ts';
 import type { Batch, RecordKind, Touched } from './kinds.ts';
 import { poolRecords } from './pools.ts';
+import { quarantineRecords } from './quarantines.ts';
 import { BatchReads } from './reads.ts';
 import { StreamMemory } from './memory.ts';
 import { lifeType, runsOf, type ChangeRecord, type KeyRun } from './records.ts';
@@ -61,6 +62,7 @@ const KINDS: Record<string, RecordKind> = {
   alloc: allocationRecords,
   hold: holdRecords,
   pool: poolRecords,
+  quarantine: quarantineRecords,
 };
 
 /** Items worked on at once: enough to hide the store's latency, few enough not to flood it. */

@@ -1,0 +1,63 @@
+/**
+ * Quarantine (api.md, "Pools": `quarantineSeconds`; docs/leases.md): a value freed in a Recycle pool is
+ * held back for that long before it is handed out again, because the last tenant's address or number
+ * still sits in ARP caches, DNS, firewall rules and BGP sessions.
+ *
+ * When the stream function works on an allocation object's REMOVE (a release, an expiry, a delete by
+ * hand), it puts a quarantine item at the freed key before the counts see the slot (stream/batch.ts
+ * works before it counts), so the slot's bit never clears: the search, the preview and `free` see the
+ * value held and the claim path pays nothing more. The put is conditional on the key being empty, so a
+ * claim that took the value in the moment between the delete and the put keeps it (docs/leases.md says
+ * so). The quarantine ends at `until`: TTL deletes it, or the expiry run (every minute) does, within 2
+ * minutes; its REMOVE frees the bit and wakes waiting claims, as an object's does.
+ */
+import type { PoolKind } from '../domain/kinds.ts';
+import { leaseEnd } from '../domain/leases.ts';
+import type { AllocationRecord, ItemKey, PoolRecord, QuarantineRecord } from '../domain/records.ts';
+import { nowMs, nowText, type ClaimContext } from './context.ts';
+
+/** How long the pool holds a freed value back: 0 for none (a Retain pool keeps its objects anyway). */
+export function quarantineOf(pool: PoolRecord | undefined): number {
+  if (pool?.t !== 'pool' || pool.spec.reclaimPolicy !== 'Recycle') return 0;
+  return typeof pool.spec.quarantineSeconds === 'number' ? pool.spec.quarantineSeconds : 0;
+}
+
+/** Holds the value of an object that went back, if its pool quarantines. Whether a quarantine was put. */
+export async function quarantineFreed(
+  ctx: ClaimContext,
+  pool: PoolRecord | undefined,
+  key: ItemKey,
+  object: AllocationRecord,
+): Promise<boolean> {
+  const seconds = quarantineOf(pool);
+  if (seconds === 0 || object.finest !== undefined) return false;
+  const quarantine: QuarantineRecord = {
+    t: 'quarantine',
+    kind: object.kind,
+    metadata: {
+      name: object.metadata.name,
+      namespace: object.metadata.namespace,
+      uid: object.metadata.uid,
+    },
+    poolRef: { kind: object.spec.poolRef.kind as PoolKind, name: object.spec.poolRef.name },
+    value: object.value,
+    since: nowText(ctx),
+    until: leaseEnd(nowMs(ctx), seconds),
+  };
+  return ctx.table.quarantines.put(key, quarantine);
+}
+
+/** Whether a quarantine's time has come by the context's clock (it may still stand until it is deleted). */
+export function quarantineOver(ctx: ClaimContext, quarantine: QuarantineRecord): boolean {
+  return Date.parse(quarantine.until) <= nowMs(ctx);
+}
+
+/** Ends a quarantine whose time has come; false when it was not over, or changed or went first. */
+export function endQuarantine(
+  ctx: ClaimContext,
+  key: ItemKey,
+  quarantine: QuarantineRecord,
+): Promise<boolean> {
+  if (!quarantineOver(ctx, quarantine)) return Promise.resolve(false);
+  return ctx.table.quarantines.end(key, quarantine.until, nowText(ctx));
+}
