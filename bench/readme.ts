@@ -327,6 +327,45 @@ const watchSection = watchResults
     ]
   : [];
 
+const quarantineFile = new URL('./quarantine-results.json', import.meta.url);
+const quarantineResults = existsSync(quarantineFile)
+  ? (JSON.parse(readFileSync(quarantineFile, 'utf8')) as {
+      claims: number;
+      pool: string;
+      quarantined: number;
+      objects: PathFigure;
+      quarantines: PathFigure;
+      same: boolean;
+    })
+  : undefined;
+const quarantineSection = quarantineResults
+  ? [
+      `A claim in a pool with quarantined values (bench/quarantine.ts): ${quarantineResults.pool}, ${quarantineResults.claims} new claims (PUT) in each, every request counted; median / p99:`,
+      '',
+      table(
+        ['the held half is', 'requests', 'round trips', 'capacity units', 'target'],
+        [
+          ['allocation objects', quarantineResults.objects, ''],
+          [
+            `quarantines (${quarantineResults.quarantined.toLocaleString('en')})`,
+            quarantineResults.quarantines,
+            `the same as by objects ${mark(quarantineResults.same)}`,
+          ],
+        ].map(([label, figure, target]) => {
+          const f = figure as PathFigure;
+          return [
+            label as string,
+            `${f.requests.median} / ${f.requests.p99}`,
+            `${f.roundTrips.median} / ${f.roundTrips.p99}`,
+            `${f.units.median} / ${f.units.p99}`,
+            target as string,
+          ];
+        }),
+      ),
+      '',
+    ]
+  : [];
+
 const section = [
   '<!-- bench:start (generated from bench/results.json by bench/readme.ts) -->',
   '',
@@ -383,6 +422,7 @@ const section = [
     : []),
   ...streamSection(table),
   ...watchSection,
+  ...quarantineSection,
   '<!-- bench:end -->',
 ].join('\n');
 

@@ -11,7 +11,7 @@
  * so). The quarantine ends at `until`: TTL deletes it, or the expiry run (every minute) does, within 2
  * minutes; its REMOVE frees the bit and wakes waiting claims, as an object's does.
  */
-import type { PoolKind } from '../domain/kinds.ts';
+import type { AllocationKind } from '../domain/kinds.ts';
 import { leaseEnd } from '../domain/leases.ts';
 import type { AllocationRecord, ItemKey, PoolRecord, QuarantineRecord } from '../domain/records.ts';
 import { nowMs, nowText, type ClaimContext } from './context.ts';
@@ -22,25 +22,29 @@ export function quarantineOf(pool: PoolRecord | undefined): number {
   return typeof pool.spec.quarantineSeconds === 'number' ? pool.spec.quarantineSeconds : 0;
 }
 
-/** Holds the value of an object that went back, if its pool quarantines. Whether a quarantine was put. */
+/**
+ * Holds the value of an object that went back, if its pool quarantines: the object itself, or (the repair
+ * sweep, whose object's REMOVE was lost) what the pool and the freed key say. Whether a quarantine was put.
+ */
 export async function quarantineFreed(
   ctx: ClaimContext,
   pool: PoolRecord | undefined,
   key: ItemKey,
-  object: AllocationRecord,
+  freed: AllocationRecord | { kind: AllocationKind; value: string },
 ): Promise<boolean> {
   const seconds = quarantineOf(pool);
-  if (seconds === 0 || object.finest !== undefined) return false;
+  if (seconds === 0 || pool?.spec.allocationPrefixLengths !== undefined) return false;
+  const object = 'metadata' in freed ? freed : undefined;
   const quarantine: QuarantineRecord = {
     t: 'quarantine',
-    kind: object.kind,
+    kind: freed.kind,
     metadata: {
-      name: object.metadata.name,
-      namespace: object.metadata.namespace,
-      uid: object.metadata.uid,
+      name: object?.metadata.name ?? '',
+      namespace: pool!.metadata.namespace,
+      uid: object?.metadata.uid ?? '',
     },
-    poolRef: { kind: object.spec.poolRef.kind as PoolKind, name: object.spec.poolRef.name },
-    value: object.value,
+    poolRef: { kind: pool!.kind, name: pool!.metadata.name },
+    value: freed.value,
     since: nowText(ctx),
     until: leaseEnd(nowMs(ctx), seconds),
   };

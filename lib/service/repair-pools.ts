@@ -23,7 +23,8 @@ import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts'
 import { reclaim, refreshPool } from './reconcile.ts';
 import { resolvePlacement } from './prefix-check.ts';
 import { firstFree } from './tally.ts';
-import { countSummaries } from './tally-count.ts';
+import { candidateOrdinal, countSummaries } from './tally-count.ts';
+import { quarantineFreed, quarantineOf } from './quarantine.ts';
 import { GROUP_SIZE, listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
 import { checkRangedAllocation, checkRangedGroups, couldTakeRanged } from './repair-ranged.ts';
 import {
@@ -270,7 +271,17 @@ async function checkGroups(sweep: Sweep, walk: PoolWalk): Promise<void> {
         spend(sweep);
         if (holdsItsSlot(await sweep.ctx.table.get<{ t?: string }>(key))) continue;
       }
-      await fix(sweep, 'summaryBit', () => setBit(sweep, walk, ref, slot, key, false));
+      // A pool that quarantines holds the value back instead: the lost record was its object's REMOVE.
+      const space = spaceOf(walk.pool);
+      const ordinal = quarantineOf(walk.pool) > 0 ? candidateOrdinal(space, ref.family, slot) : undefined;
+      await fix(sweep, 'summaryBit', () =>
+        ordinal !== undefined
+          ? quarantineFreed(sweep.ctx, walk.pool, key, {
+              kind: info.allocationKind,
+              value: space.valueAt(slot).value,
+            })
+          : setBit(sweep, walk, ref, slot, key, false),
+      );
     }
   }
 }

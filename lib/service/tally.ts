@@ -160,8 +160,10 @@ export async function tallyPool(
 
   // A slot that ends free may have been taken and freed within the batch (its object's INSERT and REMOVE
   // coalesced), leaving no marker: the counts still get a new epoch, or a handler that took the value
-  // would go on searching past it (search-memory.ts frontiers).
-  const removal = changes.some((change) => !change.present);
+  // would go on searching past it (search-memory.ts frontiers). Not in a pool of a range of prefix
+  // lengths: there a pick that loses its overlap check puts and deletes its object, and a wake-up of the
+  // waiting claims for it would make them pick again, and again.
+  const removal = changes.some((change) => !change.present && change.run === undefined);
   const outcome = options.recount
     ? await recount(ctx, id)
     : await applyMarkers(ctx, id, touched, known, removal);

@@ -578,4 +578,34 @@ describe('the repair sweep', () => {
     expect((await recordedSweep(ns, { recheckMs: 0 })).report.complete).toBe(true);
     expect(await violations(ns, ['p'])).toEqual([]);
   });
+
+  it('holds a value back when the REMOVE of its object in a pool that quarantines was lost', async () => {
+    const ns = 'quarantined';
+    const api = client(allot.url, ns);
+    await api.post('indexpools', indexPool('q', ['1..3'], { quarantineSeconds: 600 }));
+    await api.post('indices', {
+      apiVersion: 'pool.networking.metal.ironcore.dev/v1alpha1',
+      kind: 'Index',
+      metadata: { name: 'q-2' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'q' }, index: 2 },
+    });
+    await drain();
+    expect((await api.delete('indices/q-2')).status).toBe(200);
+    expect(await queue.lose((r) => r.eventName === 'REMOVE')).toBe(1);
+    const { report } = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(report.found.summaryBit).toBe(1);
+    expect(report.fixed.summaryBit).toBe(1);
+    const key = allocationKey({ namespace: ns, kind: 'IndexPool', name: 'q' }, 'Index', {
+      slot: 2n,
+      family: undefined,
+    });
+    expect(await allot.table.get<{ t: string; value: string }>(key)).toMatchObject({
+      t: 'quarantine',
+      value: '2',
+    });
+    await drain();
+    expect((await api.get('indexpools/q')).body.status).toMatchObject({ free: '2', quarantined: '1' });
+    const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(again.report.found).toEqual(none());
+  });
 });

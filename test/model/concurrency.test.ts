@@ -19,10 +19,11 @@ import { recordFigure } from '../helpers/figures.ts';
 import { STREAM_MAPPING } from '../../lib/cloud/stream-mapping.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
+/** p1 holds a freed value back for 60 s (docs/leases.md, "Quarantine"): the clock's jumps end it. */
 const POOLS = [
-  { name: 'p0', reclaimPolicy: 'Recycle' },
-  { name: 'p1', reclaimPolicy: 'Recycle' },
-  { name: 'p2', reclaimPolicy: 'Retain' },
+  { name: 'p0', reclaimPolicy: 'Recycle', quarantineSeconds: 0 },
+  { name: 'p1', reclaimPolicy: 'Recycle', quarantineSeconds: 60 },
+  { name: 'p2', reclaimPolicy: 'Retain', quarantineSeconds: 0 },
 ] as const;
 const CLAIM_NAMES = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'];
 /** Pools an object's name may stand for: the model's own, and one that is never created. */
@@ -208,6 +209,8 @@ interface Run {
   /** Leases renewed, and ended leases deleted by TTL or the expiry run (the figures say leases ran). */
   renewed: number;
   expired: number;
+  /** Quarantines standing at the drains (p1's freed values held back: the figures say they ran). */
+  quarantined: number;
   /**
    * Claims whose allocation object a user deleted since the last drain (`true`: maybe any claim): each
    * allocates again once the stream has seen the delete (api.md allows the delete), so until the drain
@@ -229,7 +232,11 @@ function request(action: Exclude<Action, { type: 'stream' | 'burst' | 'repair' |
         path: `indexpools/${pool.name}`,
         body: {
           metadata: { name: pool.name },
-          spec: { ranges: action.ranges, reclaimPolicy: pool.reclaimPolicy },
+          spec: {
+            ranges: action.ranges,
+            reclaimPolicy: pool.reclaimPolicy,
+            ...(pool.quarantineSeconds > 0 && { quarantineSeconds: pool.quarantineSeconds }),
+          },
         },
       };
     }
@@ -616,6 +623,7 @@ async function drain(run: Run, model: Model): Promise<void> {
   run.expired += await world.expireLeases();
   await world.queue.drain(world.streamHandler, world.random);
   const snapshot = await world.snapshot();
+  run.quarantined += snapshot.quarantines.length;
   run.violations.push(
     ...(await drainedViolations(world, snapshot)),
     ...toldViolations(model, snapshot),
@@ -627,15 +635,23 @@ async function drain(run: Run, model: Model): Promise<void> {
 
 /**
  * After the drain, no claim whose lease ended by the drain's expiry run is left (the run, the sweep or TTL
- * deleted it, and the stream applied the reclaim policy): the bound of api.md, as the model's time goes.
+ * deleted it, and the stream applied the reclaim policy), and no quarantine whose time came by then
+ * stands: the bounds of api.md, as the model's time goes.
  */
 function expiredViolations(snapshot: Awaited<ReturnType<World['snapshot']>>, expiryRun: number): string[] {
-  return snapshot.claims
+  const leases = snapshot.claims
     .filter((claim) => claim.leaseExpiresAt !== undefined && Date.parse(claim.leaseExpiresAt) <= expiryRun)
     .map(
       (claim) =>
         `claim ${claim.metadata.name}'s lease ended at ${claim.leaseExpiresAt} and it is still there`,
     );
+  const quarantines = snapshot.quarantines
+    .filter((quarantine) => Date.parse(quarantine.until) <= expiryRun)
+    .map(
+      (quarantine) =>
+        `the quarantine of ${quarantine.poolRef.name} ${quarantine.value} ended at ${quarantine.until} and still stands`,
+    );
+  return [...leases, ...quarantines];
 }
 
 function stepArb(faulty: boolean) {
@@ -666,6 +682,7 @@ const newTotals = () => ({
   repairs: 0,
   renewed: 0,
   expired: 0,
+  quarantined: 0,
 });
 const totals = { clean: newTotals(), faulty: newTotals() };
 beforeAll(async () => {
@@ -695,6 +712,7 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           retries: 0,
           renewed: 0,
           expired: 0,
+          quarantined: 0,
           disowned: new Set(),
         };
         const model: Model = { told: new Map(), pools: new Set() };
@@ -709,6 +727,7 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
           sum.retries += run.retries;
           sum.renewed += run.renewed;
           sum.expired += run.expired;
+          sum.quarantined += run.quarantined;
           for (const [kind, count] of Object.entries(world.faultsInjected()))
             sum[kind as keyof typeof sum] += count;
           sum.streamDuplicates += world.queue.duplicates;

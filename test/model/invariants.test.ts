@@ -61,6 +61,7 @@ describe('the invariant checks', () => {
         }),
       ],
       holds: [],
+      quarantines: [],
     };
     const found = alwaysViolations(snapshot).join('\n');
     expect(found).toMatch(/two allocation objects hold 1/);
@@ -75,6 +76,7 @@ describe('the invariant checks', () => {
       allocations: [allocation('p', 1, { name: 'gone', uid: 'u-gone' })],
       claims: [claim('w', 'u-w', 'Waiting'), claim('s', 'u-s', 'Allocating')],
       holds: [],
+      quarantines: [],
     };
     const found = (await drainedViolations(worldShowing(snapshot), snapshot)).join('\n');
     expect(found).toMatch(/pool p shows .* a recount gives {"allocated":1,"total":"3","free":"2"}/);
@@ -100,6 +102,7 @@ describe('the invariant checks', () => {
       allocations: [named, { ...named, sk: '3', value: '3' }],
       claims: [],
       holds: [hold('q-1', 'u-other', 1), hold('q-2', 'u-lost', 2, 'pending')],
+      quarantines: [],
     };
     const always = alwaysViolations(snapshot).join('\n');
     expect(always).toMatch(/two allocation objects are named q-1/);
@@ -108,5 +111,38 @@ describe('the invariant checks', () => {
     expect(found).toMatch(/q-1 has no name hold of its own/);
     expect(found).toMatch(/name hold q-2 \(pending\) has no object/);
     expect(found).toMatch(/pool q shows .* a recount gives {"allocated":0,"total":"2","free":"0"}/);
+  });
+
+  it('report a claim holding a quarantined value, and counts that leave quarantines out', async () => {
+    const held = allocation('p', 2, { name: 'x', uid: 'u1' });
+    const quarantined: Item = {
+      pk: 'A#m#IndexPool#p#0',
+      sk: '1',
+      t: 'quarantine',
+      value: '1',
+      poolRef: { kind: 'IndexPool', name: 'p' },
+      until: '2026-01-01T00:00:00Z',
+    };
+    const quarantining = {
+      ...pool('p', ['1..3'], { allocated: 1, total: '3', free: '2' }),
+      spec: { ranges: ['1..3'], quarantineSeconds: 60 },
+    };
+    const snapshot: Snapshot = {
+      pools: [quarantining],
+      allocations: [held],
+      claims: [
+        claim('x', 'u1', 'Allocated', {
+          bound: { pk: held.pk, sk: held.sk },
+          status: { value: '1', conditions: [{ status: 'True' }] },
+        }),
+      ],
+      holds: [],
+      quarantines: [quarantined],
+    };
+    expect(alwaysViolations(snapshot).join('\n')).toMatch(/claim x holds 1, which is quarantined/);
+    const found = (await drainedViolations(worldShowing(snapshot), snapshot)).join('\n');
+    expect(found).toMatch(
+      /pool p shows .* a recount gives {"allocated":1,"total":"3","free":"1","quarantined":"1"}/,
+    );
   });
 });

@@ -63,6 +63,12 @@ export function alwaysViolations(snapshot: Snapshot): string[] {
     values.add(allocation.value);
     byPool.set(pool, values);
   }
+  // No quarantined value is handed out: no claim says it holds a value its pool holds back.
+  const heldBack = new Set(snapshot.quarantines.map((q) => `${q.poolRef.name}|${q.value}`));
+  for (const claim of snapshot.claims) {
+    if (claim.phase === 'Allocated' && heldBack.has(`${claim.spec.poolRef.name}|${claim.status.value}`))
+      violations.push(`claim ${claim.metadata.name} holds ${claim.status.value}, which is quarantined`);
+  }
   const held = new Map<string, string>();
   for (const claim of snapshot.claims) {
     if (claim.phase !== 'Allocated') continue;
@@ -140,26 +146,34 @@ export async function drainedViolations(world: World, snapshot: Snapshot): Promi
     const name = pool.metadata.name as string;
     const candidates = candidatesOf(pool);
     const allocations = allocationsOf(snapshot, name);
-    // A value whose name an object of another value holds is not free either (it is not handed out).
+    // A value whose name an object of another value holds is not free either (it is not handed out),
+    // nor is one a quarantine holds back.
+    const quarantined = snapshot.quarantines
+      .filter((quarantine) => quarantine.poolRef.name === name)
+      .map((quarantine) => Number(quarantine.value));
     const heldValues = new Set([
       ...allocations.map((allocation) => Number(allocation.value)),
       ...snapshot.holds.filter((hold) => hold.poolRef.name === name).map((hold) => Number(hold.value)),
+      ...quarantined,
     ]);
     const free = candidates.filter((value) => !heldValues.has(value));
     const shown = await world.observe(`indexpools/${name}`);
+    // status.quarantined is shown on a pool that quarantines, or still holds values back.
+    const showsQuarantined = Number(pool.spec.quarantineSeconds ?? 0) > 0 || quarantined.length > 0;
     const expected = {
       allocated: allocations.length,
       total: String(candidates.length),
       free: String(free.length),
+      ...(showsQuarantined && {
+        quarantined: String(quarantined.filter((value) => candidates.includes(value)).length),
+      }),
     };
     const status = shown.body?.status ?? {};
-    if (
-      status.allocated !== expected.allocated ||
-      status.total !== expected.total ||
-      status.free !== expected.free
-    )
+    const seen = { allocated: status.allocated, total: status.total, free: status.free };
+    if (showsQuarantined) Object.assign(seen, { quarantined: status.quarantined });
+    if (JSON.stringify(seen) !== JSON.stringify(expected))
       violations.push(
-        `pool ${name} shows ${JSON.stringify({ allocated: status.allocated, total: status.total, free: status.free })}, a recount gives ${JSON.stringify(expected)}`,
+        `pool ${name} shows ${JSON.stringify(seen)}, a recount gives ${JSON.stringify(expected)}`,
       );
     for (const claim of snapshot.claims) {
       if (claim.spec.poolRef.name !== name || claim.phase !== 'Waiting') continue;

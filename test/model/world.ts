@@ -134,6 +134,7 @@ export class World {
       claims: items.filter((item) => item.t === 'claim'),
       allocations: items.filter((item) => item.t === 'alloc'),
       holds: items.filter((item) => item.t === 'hold'),
+      quarantines: items.filter((item) => item.t === 'quarantine'),
     };
   }
 
@@ -190,6 +191,8 @@ export interface Snapshot {
   allocations: Item[];
   /** Name holds (lib/service/name-holds.ts): a name of another value, kept at that value's key. */
   holds: Item[];
+  /** Freed values held back (lib/service/quarantine.ts), each at its value's key. */
+  quarantines: Item[];
 }
 
 async function callHandler(
