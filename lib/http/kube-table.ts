@@ -58,6 +58,14 @@ const POOL_COLUMNS: readonly Column[] = [
     cell: (pool) => text(pool.status?.free),
   },
   {
+    name: 'Quarantined',
+    type: 'string',
+    description:
+      'status.quarantined: freed values a pool with quarantineSeconds holds back, neither allocated nor free',
+    priority: 1,
+    cell: (pool) => text(pool.status?.quarantined),
+  },
+  {
     name: 'Available',
     type: 'string',
     description: 'the Available condition: True while a candidate is free',

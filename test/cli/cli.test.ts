@@ -397,6 +397,45 @@ describe('leases', () => {
   });
 });
 
+describe('quarantine', () => {
+  const ns = 'quarantine';
+
+  it('shows a quarantining pool’s quarantined values in -o wide and describe, and its quarantineSeconds', async () => {
+    const stdin =
+      'kind: IndexPool\nmetadata: { name: quiet }\nspec: { ranges: ["7000..7009"], quarantineSeconds: 300 }';
+    expect((await allotCli('apply -f -', { stdin, namespace: ns })).code).toBe(0);
+    const plain = 'kind: IndexPool\nmetadata: { name: plain }\nspec: { ranges: ["8000..8009"] }';
+    expect((await allotCli('apply -f -', { stdin: plain, namespace: ns })).code).toBe(0);
+    expect((await allotCli('claim q1 --pool indexpool/quiet', { namespace: ns })).out).toBe(
+      'claim/q1: 7000 from IndexPool quiet (Index quiet-7000)',
+    );
+    expect((await allotCli('release q1', { namespace: ns })).code).toBe(0);
+    await eventually(async () => {
+      const json = JSON.parse((await allotCli('get indexpool quiet -o json', { namespace: ns })).out);
+      expect(json.status.quarantined).toBe('1');
+    });
+    const wide = (await allotCli('get pools -o wide', { namespace: ns })).out.split('\n');
+    expect(wide[0]).toMatch(/^NAME +KIND +ALLOCATED +TOTAL +FREE +QUARANTINED +AVAILABLE /);
+    const cells = (line: string) => line.split(/ {3,}/);
+    const at = cells(wide[0]!).indexOf('QUARANTINED');
+    const rows = Object.fromEntries(wide.slice(1).map((line) => [cells(line)[0], line]));
+    // held is one (the quarantine), so free is 9; the column holds the count where the header is
+    expect(cells(rows.quiet!).slice(0, at + 1)).toEqual(['quiet', 'IndexPool', '0', '10', '9', '1']);
+    // a pool that does not quarantine leaves the cell empty
+    expect(rows.plain!.slice(wide[0]!.indexOf('QUARANTINED')).startsWith(' ')).toBe(true);
+    expect((await allotCli('get pools', { namespace: ns })).out).not.toContain('QUARANTINED');
+
+    const described = (await allotCli('describe indexpool quiet', { namespace: ns })).out.split('\n');
+    expect(described).toContain('  Quarantine seconds:     300');
+    expect(described).toContain('  Quarantined:            1');
+    expect(described.indexOf('  Quarantined:            1')).toBe(
+      described.indexOf('  Free:                   9') + 1,
+    );
+    const other = (await allotCli('describe indexpool plain', { namespace: ns })).out;
+    expect(other).not.toMatch(/Quarantine/);
+  });
+});
+
 describe('usage and connection errors', () => {
   it.each([
     ['frobnicate', 'error: unknown command "frobnicate"'],

@@ -360,6 +360,73 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
   );
 
   it(
+    'shows a quarantining pool’s quarantined count, and draws quarantined values apart in its map',
+    async () => {
+      const pool = { kind: 'IndexPool', name: 'quiet-vlans' };
+      expect(
+        (await api.post('indexpools', indexPool('quiet-vlans', ['3000..3255'], { quarantineSeconds: 300 })))
+          .status,
+      ).toBe(201);
+      const kept = await api.post('claims', claim('quiet-keep', pool, { value: 3001 }));
+      expect(kept.status).toBe(201);
+      const freed = await api.post('claims', claim('quiet-gone', pool, { value: 3000 }));
+      expect(freed.status).toBe(201);
+      expect((await api.delete('claims/quiet-gone')).status).toBe(200);
+      await poll(async () => (await api.get('indexpools/quiet-vlans')).body.status.quarantined).toBe('1');
+
+      await page.goto(`${allot.url}/#/ns/default/pools/indexpools/quiet-vlans`);
+      // held is 2 (one object, one quarantine), so free is 256 − 2; the quarantined one is not allocated
+      await poll(() => textOf(page.locator('dl.counts'))).toMatch(
+        /Allocated 1 Total 256 Free 254 Quarantined 1/,
+      );
+      await poll(() => page.locator('.cells button').count()).toBe(64);
+      const bucket = cell('3000..3003');
+      await poll(() => bucket.getAttribute('aria-label')).toBe(
+        '3000..3003: 2 of 4 held, 1 of them quarantined',
+      );
+      expect(await bucket.getAttribute('title')).toBe('3000..3003: 2 of 4 held, 1 of them quarantined');
+      expect(await bucket.getAttribute('class')).toMatch(/\bpartial\b.*\bquarantined\b/);
+      // only the bucket that holds a quarantine is drawn so
+      expect(await page.locator('.cells button.quarantined').count()).toBe(1);
+      expect(await textOf(page.locator('figure.run-map figcaption'))).toContain(
+        '2 of 256 held (<1%), 1 of them quarantined',
+      );
+      expect(await textOf(page.locator('figure.run-map .legend'))).toContain('quarantined');
+      // The quarantined segment has a colour of its own (style.css --quarantined), not the held one.
+      // (the page's getComputedStyle: the tests' types have no DOM)
+      type Styles = { getComputedStyle(element: unknown): { backgroundImage: string } };
+      const image = (within: string) =>
+        cell(within).evaluate(
+          (element) => (globalThis as unknown as Styles).getComputedStyle(element).backgroundImage,
+        );
+      expect(await image('3000..3003')).toContain('rgb(191, 135, 0)');
+      expect(await image('3004..3007')).not.toContain('rgb(191, 135, 0)');
+
+      // opened to single values: the quarantined one says so, the held one who holds it
+      await bucket.click();
+      await poll(() => cell('3000').getAttribute('aria-label')).toBe(
+        '3000: 1 of 1 held, 1 of them quarantined',
+      );
+      expect(await cell('3000').getAttribute('class')).toMatch(/\bfull\b.*\bquarantined\b/);
+      expect(await cell('3001').getAttribute('class')).not.toContain('quarantined');
+      expect(await image('3000')).toContain('rgb(191, 135, 0)');
+      expect(await image('3001')).not.toContain('rgb(191, 135, 0)');
+      await cell('3000').click();
+      await poll(() => textOf(page.locator('.picked'))).toMatch(
+        /3000 is quarantined: it was freed less than 300s ago/,
+      );
+
+      // a pool that does not quarantine shows no such count
+      expect((await api.post('indexpools', indexPool('loud-vlans', ['10..19']))).status).toBe(201);
+      await page.goto(`${allot.url}/#/ns/default/pools/indexpools/loud-vlans`);
+      await poll(() => textOf(page.locator('dl.counts'))).toMatch(/Allocated 0 Total 10 Free 10/);
+      expect(await page.locator('dl.counts dt', { hasText: 'Quarantined' }).count()).toBe(0);
+      expect(await page.locator('.cells button.quarantined').count()).toBe(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
     'searches by value, by name and by owner',
     async () => {
       const search = async (q: string) => {

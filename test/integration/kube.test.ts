@@ -92,7 +92,7 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
     expect(Object.keys(v1).sort()).toEqual(['items', 'metadata']);
   });
 
-  it('answers a Table when asked, with the seed document’s pool columns and priority-1 TOTAL and FREE', async () => {
+  it('answers a Table when asked, with the seed document’s pool columns and priority-1 TOTAL, FREE and QUARANTINED', async () => {
     await allot.stream?.drained();
     const response = await fetch(`${base()}/indexpools`, { headers: { accept: TABLE } });
     const table = (await response.json()) as any;
@@ -103,10 +103,12 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
       ['Allocated', 0],
       ['Total', 1],
       ['Free', 1],
+      ['Quarantined', 1],
       ['Available', 0],
       ['Age', 0],
     ]);
-    expect(table.rows.map((r: any) => r.cells.slice(0, 5))).toEqual([['asn', 1, '9', '8', 'True']]);
+    // a pool without quarantineSeconds has no status.quarantined: an empty cell
+    expect(table.rows.map((r: any) => r.cells.slice(0, 6))).toEqual([['asn', 1, '9', '8', null, 'True']]);
     expect(table.rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name: 'asn' } });
     const one = (await (await fetch(`${base()}/claims/leaf1`, { headers: { accept: TABLE } })).json()) as any;
     expect(one.rows.map((r: any) => r.cells.slice(0, 5))).toEqual([

@@ -70,8 +70,36 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     expect(table[0]![3]).toBe('AGE');
     expect(table[1]![3]).toMatch(/^\d+s$/);
     const wide = rows(await ok(['get', 'indexpools', '-o', 'wide']));
-    expect(wide[0]).toEqual(['NAME', 'ALLOCATED', 'TOTAL', 'FREE', 'AVAILABLE', 'AGE']);
+    expect(wide[0]).toEqual(['NAME', 'ALLOCATED', 'TOTAL', 'FREE', 'QUARANTINED', 'AVAILABLE', 'AGE']);
+    // asn-pool does not quarantine: QUARANTINED is empty (the split on runs of spaces skips it)
     expect(wide[1]!.slice(0, 5)).toEqual(['asn-pool', '3', '94968318', '94968315', 'True']);
+  });
+
+  it('shows a quarantining pool’s quarantined values in -o wide', async () => {
+    const pool = {
+      apiVersion: API_VERSION,
+      kind: 'IndexPool',
+      metadata: { name: 'quiet-pool' },
+      spec: { ranges: ['10..19'], quarantineSeconds: 300 },
+    };
+    const quiet = {
+      apiVersion: API_VERSION,
+      kind: 'Claim',
+      metadata: { name: 'quiet-1' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'quiet-pool' } },
+    };
+    await ok(['apply', '-f', '-'], JSON.stringify(pool));
+    await ok(['apply', '-f', '-'], JSON.stringify(quiet));
+    await ok(['delete', 'claim', 'quiet-1']);
+    await eventually(async () =>
+      expect(await ok(['get', 'indexpool', 'quiet-pool', '-o', 'jsonpath={.status.quarantined}'])).toBe('1'),
+    );
+    const wide = rows(await ok(['get', 'indexpool', 'quiet-pool', '-o', 'wide']));
+    expect(wide[0]).toEqual(['NAME', 'ALLOCATED', 'TOTAL', 'FREE', 'QUARANTINED', 'AVAILABLE', 'AGE']);
+    // one value held back: not allocated, not free
+    expect(wide[1]!.slice(0, 6)).toEqual(['quiet-pool', '0', '10', '9', '1', 'True']);
+    expect(rows(await ok(['get', 'indexpool', 'quiet-pool']))[0]).not.toContain('QUARANTINED');
+    await ok(['delete', 'indexpool', 'quiet-pool']);
   });
 
   it("shows a lease's end: in -o wide and by jsonpath", async () => {

@@ -19,6 +19,8 @@ export interface Bucket {
   /** Candidates in the bucket. */
   size: string;
   held: string;
+  /** Of `held`, the values a quarantine holds back (absent when none). */
+  quarantined?: string;
   approximate?: boolean;
 }
 
@@ -44,9 +46,14 @@ export function occupancyPath(ns: string, info: PoolKindInfo, pool: string, with
 function describe(bucket: Bucket): string {
   const excluded = BigInt(bucket.values) - BigInt(bucket.size);
   const parts = [`${bucket.within}: ${shortCount(bucket.held)} of ${shortCount(bucket.size)} held`];
+  if (quarantinedOf(bucket) > 0n) parts.push(`${shortCount(bucket.quarantined)} of them quarantined`);
   if (excluded > 0n) parts.push(`${shortCount(excluded.toString())} excluded`);
   if (bucket.approximate) parts.push('estimated');
   return parts.join(', ');
+}
+
+function quarantinedOf(bucket: Bucket): bigint {
+  return BigInt(bucket.quarantined ?? '0');
 }
 
 function cellState(bucket: Bucket): string {
@@ -54,9 +61,10 @@ function cellState(bucket: Bucket): string {
   const held = BigInt(bucket.held);
   if (size === 0n && held === 0n) return 'excluded';
   const some = size < BigInt(bucket.values) ? ' excluded-some' : '';
+  const quarantined = quarantinedOf(bucket) > 0n ? ' quarantined' : '';
   if (held === 0n) return `free${some}`;
-  if (held >= size) return `full${some}`;
-  return `partial${some}`;
+  if (held >= size) return `full${some}${quarantined}`;
+  return `partial${some}${quarantined}`;
 }
 
 export interface MapOptions {
@@ -91,6 +99,7 @@ export function poolMap(options: MapOptions) {
   const active = Math.min(focused.get(key) ?? 0, occupancy.buckets.length - 1);
   const held = occupancy.buckets.reduce((sum, b) => sum + BigInt(b.held), 0n);
   const size = occupancy.buckets.reduce((sum, b) => sum + BigInt(b.size), 0n);
+  const quarantined = occupancy.buckets.reduce((sum, b) => sum + quarantinedOf(b), 0n);
 
   const open = (bucket: Bucket) => {
     if (leaf) {
@@ -127,8 +136,10 @@ export function poolMap(options: MapOptions) {
       <strong>${options.title}</strong>
       <span class="muted">
         ${shortCount(held.toString())} of ${shortCount(size.toString())} held
-        (${percent(fraction(held.toString(), size.toString()), held.toString())}) · cells of
-        ${shortCount(occupancy.bucketSize)}
+        (${percent(fraction(held.toString(), size.toString()), held.toString())})${
+          quarantined > 0n ? `, ${shortCount(quarantined.toString())} of them quarantined` : ''
+        }
+        · cells of ${shortCount(occupancy.bucketSize)}
         ${leaf ? 'value' : 'values'}${occupancy.exact ? '' : ' · some cells estimated'}</span
       >
     </figcaption>
@@ -142,10 +153,14 @@ export function poolMap(options: MapOptions) {
         const share = fraction(bucket.held, bucket.size === '0' ? '1' : bucket.size);
         // A few held values in a big cell still show: the faintest tint is a fifth.
         const tint = bucket.held === '0' ? 0 : Math.max(share, 0.2);
+        // The quarantined part of what is held, drawn apart as a segment from the cell's foot (of the
+        // held share; a few still show).
+        const q = quarantinedOf(bucket);
+        const qShare = q === 0n ? 0 : Math.max(fraction(q.toString(), bucket.held), 0.2);
         return html`<button
           type="button"
           class="cell ${cellState(bucket)}"
-          style=${`--f:${tint}`}
+          style=${`--f:${tint};--q:${qShare}`}
           data-index=${index}
           data-within=${bucket.within}
           tabindex=${index === active ? 0 : -1}
@@ -171,7 +186,9 @@ export function poolMap(options: MapOptions) {
     <div class="legend" aria-hidden="true">
       <span><i class="cell free"></i>free</span
       ><span><i class="cell partial" style="--f:.5"></i>partly held</span
-      ><span><i class="cell full"></i>held</span><span><i class="cell excluded"></i>excluded</span>
+      ><span><i class="cell full"></i>held</span
+      ><span><i class="cell full quarantined" style="--q:1"></i>quarantined</span
+      ><span><i class="cell excluded"></i>excluded</span>
     </div>
     ${leaf ? pickedValue(options) : nothing}
   </figure>`;
@@ -197,6 +214,14 @@ function pickedValue(options: MapOptions) {
     body = html`<p>
       <strong>${value}</strong> is free.
       <button type="button" class="button" @click=${() => options.onClaimValue(value)}>Claim ${value}</button>
+    </p>`;
+  } else if (quarantinedOf(bucket) > 0n) {
+    // The pool page has read the pool already: no call of its own.
+    const seconds = read(nsPath(ns, info.resource, pool)).data?.spec?.quarantineSeconds;
+    body = html`<p>
+      <strong>${value}</strong> is quarantined: it was freed less than
+      ${seconds === undefined ? "the pool's quarantineSeconds" : `${seconds}s`} ago and is held back before it
+      is handed out again.
     </p>`;
   } else {
     const name = allocationName(pool, info.allocationKind, value);

@@ -103,6 +103,16 @@ export function poolPage(ns: string, resource: string, name: string, within: str
             <dt>Free</dt>
             <dd>${count(pool.status?.free)}</dd>
           </div>
+          ${
+            // Present on a pool that quarantines or still holds values back (docs/leases.md): freed
+            // values held back, so neither allocated nor free.
+            pool.status?.quarantined === undefined
+              ? nothing
+              : html`<div>
+                  <dt>Quarantined</dt>
+                  <dd>${count(pool.status.quarantined)}</dd>
+                </div>`
+          }
         </dl>
         <p class="muted">${available?.message ?? ''}</p>
       </section>
