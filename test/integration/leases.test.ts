@@ -176,6 +176,9 @@ describe('expiry', () => {
   it('the repair sweep deletes the expired claims it finds', async () => {
     await api.post('indexpools', indexPool('lease-s', ['1..3']));
     await leased('lease-s1', 'lease-s', 60);
+    // The stream done with the claim's records first, as in the TTL test below: else it may delete the
+    // claim itself before the sweep finds it.
+    await drained();
     pass(61);
     const sweep = await api.post('repair', undefined);
     expect(sweep.status, JSON.stringify(sweep.body)).toBe(200);
@@ -188,6 +191,9 @@ describe('expiry', () => {
     await api.post('indexpools', indexPool('lease-e', ['1..3']));
     await leased('lease-e1', 'lease-e', 60);
     const later = await leased('lease-e2', 'lease-e', 600);
+    // The stream done with the claims' records first, as in the TTL test below: else it may delete
+    // lease-e1 itself before the expiry run finds it.
+    await drained();
     const expiry = createRepairHandler({ table: allot.table });
     // The item as stored, whatever a read would make of it (a read of an expired claim deletes it).
     const stored = (name: string) =>
@@ -213,6 +219,9 @@ describe('expiry', () => {
   it("the TTL emulation deletes it with TTL's identity, and the stream reclaims the value", async () => {
     await api.post('indexpools', indexPool('lease-t', ['4..4']));
     await leased('lease-t1', 'lease-t', 60);
+    // The stream done with the claim's records first: working on one after the clock moved past the end,
+    // it would delete the claim itself (as any reader does), before TTL could.
+    await drained();
     pass(30);
     expect(await allot.ttl!.expireDue()).toBe(0);
     pass(32); // TTL deletes once its time is strictly before now (whole seconds)
