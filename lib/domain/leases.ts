@@ -3,11 +3,12 @@
  * renewed. An expired claim is gone wherever it matters, whether or not the table's TTL has deleted its
  * item yet (docs/leases.md). Pure: the caller passes now, read from the service's one clock.
  */
+import { timestamp } from './objects.ts';
 import type { ClaimRecord } from './records.ts';
 
 /** When a lease of `seconds` taken at `nowMs` ends: RFC 3339 UTC, whole seconds (rounded up). */
 export function leaseEnd(nowMs: number, seconds: number): string {
-  return new Date(Math.ceil(nowMs / 1000) * 1000 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return timestamp(Math.ceil(nowMs / 1000) * 1000 + seconds * 1000);
 }
 
 /** Whether the claim is a lease that has ended at `nowMs`. */

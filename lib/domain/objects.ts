@@ -6,9 +6,9 @@ import { carvedSpace, sourceClaimOf } from './carving.ts';
 import type { PoolSpace } from './values.ts';
 import type { Metadata } from './validation.ts';
 
-/** Now, as objects carry times: UTC, whole seconds (`2026-11-29T12:00:00Z`). */
-export function timestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** Now (or the time `ms`, epoch ms), as objects carry times: UTC, whole seconds (`2026-11-29T12:00:00Z`). */
+export function timestamp(ms?: number): string {
+  return (ms === undefined ? new Date() : new Date(ms)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export type ApiObject = Record<string, unknown>;

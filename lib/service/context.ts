@@ -2,6 +2,7 @@
  * What every service operation runs with: the table, a clock, a random source, and the search memory
  * of one handler instance (each Lambda instance has its own).
  */
+import { timestamp } from '../domain/objects.ts';
 import type { PoolRecord } from '../domain/records.ts';
 import type { Table } from '../store/table.ts';
 
@@ -46,5 +47,5 @@ export function nowMs(ctx: Pick<ClaimContext, 'now'>): number {
 
 /** Now as objects and conditions carry times: RFC 3339 UTC, whole seconds. */
 export function nowText(ctx: Pick<ClaimContext, 'now'>): string {
-  return new Date(Math.floor(nowMs(ctx) / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return timestamp(nowMs(ctx));
 }

@@ -89,10 +89,11 @@ export const refId = (ref: GroupRef) => `${ref.family ?? 0}:${ref.group.toString
 /**
  * What the stream function already read of a pool, consistently, at the start of its batch: the first
  * attempt of each conditional write goes from there instead of reading again (a write that finds the item
- * changed meanwhile reads it again, as always). `pool: null`: there is no pool.
+ * changed meanwhile reads it again, as always). A pool the batch found missing is not known: the counts
+ * step reads it again (applyMarkers).
  */
 export interface Known {
-  pool?: Stored<PoolRecord> | null;
+  pool?: Stored<PoolRecord>;
   groups?: ReadonlyMap<string, GroupSummary>;
 }
 

@@ -100,12 +100,26 @@ export class TableClient {
 
   /** Sends a conditional write: true when it landed, false when its condition did not hold. */
   async conditional(command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
+    return (await this.sendConditional(command)) !== undefined;
+  }
+
+  /**
+   * Sends a conditional write that asks for the item back (`ReturnValues`): what it returned, or undefined
+   * when its condition did not hold.
+   */
+  async conditionalReturning<T>(command: PutCommand | UpdateCommand | DeleteCommand): Promise<T | undefined> {
+    return (await this.sendConditional(command))?.Attributes as T | undefined;
+  }
+
+  /** The write's answer; undefined when its condition did not hold. */
+  private async sendConditional(
+    command: PutCommand | UpdateCommand | DeleteCommand,
+  ): Promise<{ Attributes?: Item } | undefined> {
     try {
       // One call for the three command types (send is overloaded per command).
-      await this.doc.send(command as PutCommand);
-      return true;
+      return await this.doc.send(command as PutCommand);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
     }
   }

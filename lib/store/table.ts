@@ -133,22 +133,16 @@ export class Table extends TableClient {
       names['#uid'] = 'uid';
       values[':uid'] = expect.uid;
     }
-    try {
-      const result = await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: key,
-          ConditionExpression: conditions.join(' AND '),
-          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-          ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      return result.Attributes as Stored<T> | undefined;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    return this.conditionalReturning<Stored<T>>(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: key,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+        ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
   }
 
   /**
@@ -198,31 +192,25 @@ export class Table extends TableClient {
     leaseExpiresAt: string,
     now: string,
   ): Promise<Stored<ClaimRecord> | undefined> {
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: 'SET leaseExpiresAt = :end, #ttl = :ttl, lsk = :lsk, rv = rv + :one',
-          ConditionExpression: '#m.#uid = :uid AND leaseExpiresAt = :was AND leaseExpiresAt > :now',
-          ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#ttl': TTL_ATTRIBUTE },
-          ExpressionAttributeValues: {
-            ':end': leaseExpiresAt,
-            ':ttl': leaseEpochSeconds(leaseExpiresAt),
-            ':lsk': leaseAttributes(key, leaseExpiresAt).lsk,
-            ':one': 1,
-            ':uid': uid,
-            ':was': was,
-            ':now': now,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return result.Attributes as Stored<ClaimRecord>;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    return this.conditionalReturning<Stored<ClaimRecord>>(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET leaseExpiresAt = :end, #ttl = :ttl, lsk = :lsk, rv = rv + :one',
+        ConditionExpression: '#m.#uid = :uid AND leaseExpiresAt = :was AND leaseExpiresAt > :now',
+        ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':end': leaseExpiresAt,
+          ':ttl': leaseEpochSeconds(leaseExpiresAt),
+          ':lsk': leaseAttributes(key, leaseExpiresAt).lsk,
+          ':one': 1,
+          ':uid': uid,
+          ':was': was,
+          ':now': now,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
   }
 
   /**
@@ -236,22 +224,16 @@ export class Table extends TableClient {
     leaseExpiresAt: string,
     now: string,
   ): Promise<Stored<ClaimRecord> | undefined> {
-    try {
-      const result = await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: key,
-          ConditionExpression: '#m.#uid = :uid AND leaseExpiresAt = :end AND leaseExpiresAt <= :now',
-          ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid' },
-          ExpressionAttributeValues: { ':uid': uid, ':end': leaseExpiresAt, ':now': now },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      return result.Attributes as Stored<ClaimRecord> | undefined;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    return this.conditionalReturning<Stored<ClaimRecord>>(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: key,
+        ConditionExpression: '#m.#uid = :uid AND leaseExpiresAt = :end AND leaseExpiresAt <= :now',
+        ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid' },
+        ExpressionAttributeValues: { ':uid': uid, ':end': leaseExpiresAt, ':now': now },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
   }
 
   private waitingAttributes(record: PoolRecord | ClaimRecord): Item {
@@ -519,18 +501,14 @@ export class Table extends TableClient {
   }
 
   async deleteName(key: ItemKey, target: ItemKey): Promise<void> {
-    try {
-      await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: key,
-          ConditionExpression: 'target.pk = :pk AND target.sk = :sk',
-          ExpressionAttributeValues: { ':pk': target.pk, ':sk': target.sk },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    await this.conditional(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: key,
+        ConditionExpression: 'target.pk = :pk AND target.sk = :sk',
+        ExpressionAttributeValues: { ':pk': target.pk, ':sk': target.sk },
+      }),
+    );
   }
 
   /** Every allocation object of one pool, page by page (the stream's recount and a cascade). */

@@ -67,23 +67,23 @@ export function labels(map: Record<string, string> | undefined) {
   </ul>`;
 }
 
+/** A span of whole seconds in its largest unit: "42s", "9m", "3h", "2d". */
+function span(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)}m`;
+  if (seconds < 86400) return `${Math.round(seconds / 3600)}h`;
+  return `${Math.round(seconds / 86400)}d`;
+}
+
 export function ago(time: string | undefined): string {
   if (!time) return '';
-  const seconds = Math.max(0, Math.round((Date.now() - Date.parse(time)) / 1000));
-  if (seconds < 60) return `${seconds}s ago`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)}m ago`;
-  if (seconds < 86400) return `${Math.round(seconds / 3600)}h ago`;
-  return `${Math.round(seconds / 86400)}d ago`;
+  return `${span(Math.max(0, Math.round((Date.now() - Date.parse(time)) / 1000)))} ago`;
 }
 
 /** How long until `time` (a lease's end): "in 42s", "in 9m", …; "ended" once it has passed. */
 export function until(time: string): string {
   const seconds = Math.round((Date.parse(time) - Date.now()) / 1000);
-  if (seconds <= 0) return 'ended';
-  if (seconds < 60) return `in ${seconds}s`;
-  if (seconds < 3600) return `in ${Math.round(seconds / 60)}m`;
-  if (seconds < 86400) return `in ${Math.round(seconds / 3600)}h`;
-  return `in ${Math.round(seconds / 86400)}d`;
+  return seconds <= 0 ? 'ended' : `in ${span(seconds)}`;
 }
 
 export function errorBox(status: Status | undefined, id?: string) {

@@ -477,14 +477,10 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   const name = pathName(request, 'claims');
   const key = claimKeyOf(namespace, name);
   // The claim first: its uid for the delete's condition, and its last state for the answer should the
-  // delete's own answer be lost and retried.
-  const current = await ctx.table.get<ClaimRecord>(key);
+  // delete's own answer be lost and retried. A claim whose lease ended is gone already: expired (its
+  // REMOVE is the release), not deleted by us.
+  const current = await liveClaim(ctx, key, await ctx.table.get<ClaimRecord>(key));
   if (current?.t !== 'claim') throw notFound('claims', name);
-  // A claim whose lease ended is gone already: expired (its REMOVE is the release), not deleted by us.
-  if (expiredNow(ctx, current)) {
-    await expireClaim(ctx, key, current);
-    throw notFound('claims', name);
-  }
   // A caller that read the claim first (Custom::AllotClaim) deletes only the claim it read.
   checkUnchangedSince(request, () => claimObject(current));
   // Then, before the delete, whether a pool is carved from it (api.md, "Pools": that pool keeps the

@@ -215,7 +215,7 @@ function knownOf(reads: BatchReads, id: PoolId, changes: readonly SlotChange[], 
     const read = reads.get(groupKey(id, ref));
     if (read?.consistent) groups.set(refId(ref), summaryOf(read.item));
   }
-  return { pool: pool?.consistent ? (pool.item ?? null) : undefined, groups };
+  return { pool: pool?.consistent ? pool.item : undefined, groups };
 }
 
 const kindOf = (life: KeyRun['lives'][number]) => KINDS[lifeType(life) ?? ''];
