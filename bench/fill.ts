@@ -370,7 +370,7 @@ function range(from: bigint, to: bigint): bigint[] {
 }
 
 /** 0..n−1 in random order (Fisher–Yates). */
-function shuffled(n: number): number[] {
+export function shuffled(n: number): number[] {
   const values = Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(Math.random() * (i + 1));

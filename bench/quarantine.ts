@@ -21,7 +21,7 @@ import { refreshPool } from '../lib/service/reconcile.ts';
 import type { SlotChange } from '../lib/service/tally.ts';
 import { allocationKey, leaseAttributes } from '../lib/store/keys.ts';
 import { pathFigure, putNewClaims, type PathFigure } from './claim-path.ts';
-import { BenchPool, POOL_SHAPES } from './fill.ts';
+import { BenchPool, POOL_SHAPES, shuffled } from './fill.ts';
 import { startInstance, type Instance } from './instance.ts';
 import { startStoreThread } from './store.ts';
 
@@ -66,15 +66,6 @@ async function quarantineHalf(admin: Instance, pool: BenchPool): Promise<number>
   for (let start = 0; start < changes.length; start += 1024)
     await refreshPool(admin.context, pool.id, changes.slice(start, start + 1024));
   return items.length;
-}
-
-function shuffled(count: number): number[] {
-  const values = Array.from({ length: count }, (_, i) => i);
-  for (let i = values.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [values[i], values[j]] = [values[j]!, values[i]!];
-  }
-  return values;
 }
 
 const median = (figure: PathFigure) => ({

@@ -6,7 +6,8 @@
  * its event `Claim Expired`. Time is the test's: Date.now moves (the service's one clock), the emulated
  * TTL runs when asked.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useMovedClock } from '../helpers/moved-clock.ts';
 import type { MemoryEventSink } from '../../lib/local/events.ts';
 import { createRepairHandler } from '../../functions/repair.ts';
 import { objectKey } from '../../lib/store/keys.ts';
@@ -16,15 +17,7 @@ import { expectFailure, expectInvalid } from './support.ts';
 const { allot, api } = useTestAllot({ ttlIntervalMs: 0 });
 
 const ref = (name: string) => ({ kind: 'IndexPool', name });
-const realNow = Date.now.bind(Date);
-let offset = 0;
-const pass = (seconds: number) => (offset += seconds * 1000);
-
-beforeEach(() => {
-  offset = 0;
-  vi.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
-});
-afterEach(() => vi.restoreAllMocks());
+const { pass } = useMovedClock();
 
 const drained = () => allot.stream!.drained();
 /**

@@ -6,7 +6,8 @@
  * claim that finds it over). Retain pools are not affected; a change applies to values freed after it.
  * Time is the test's: Date.now moves (the service's one clock), the emulated TTL runs when asked.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useMovedClock } from '../helpers/moved-clock.ts';
 import { createRepairHandler } from '../../functions/repair.ts';
 import { API_VERSION, claim, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 import { conditionOf, expectFailure, expectInvalid } from './support.ts';
@@ -14,15 +15,7 @@ import { conditionOf, expectFailure, expectInvalid } from './support.ts';
 const { allot, api } = useTestAllot({ ttlIntervalMs: 0 });
 
 const ref = (name: string) => ({ kind: 'IndexPool', name });
-const realNow = Date.now.bind(Date);
-let offset = 0;
-const pass = (seconds: number) => (offset += seconds * 1000);
-
-beforeEach(() => {
-  offset = 0;
-  vi.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
-});
-afterEach(() => vi.restoreAllMocks());
+const { pass } = useMovedClock();
 
 const drained = () => allot.stream!.drained();
 
