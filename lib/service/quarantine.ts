@@ -33,17 +33,17 @@ export async function quarantineFreed(
   freed: AllocationRecord | { kind: AllocationKind; value: string },
 ): Promise<boolean> {
   const seconds = quarantineOf(pool);
-  if (seconds === 0 || pool?.spec.allocationPrefixLengths !== undefined) return false;
+  if (!pool || seconds === 0 || pool.spec.allocationPrefixLengths !== undefined) return false;
   const object = 'metadata' in freed ? freed : undefined;
   const quarantine: QuarantineRecord = {
     t: 'quarantine',
     kind: freed.kind,
     metadata: {
       name: object?.metadata.name ?? '',
-      namespace: pool!.metadata.namespace,
+      namespace: pool.metadata.namespace,
       uid: object?.metadata.uid ?? '',
     },
-    poolRef: { kind: pool!.kind, name: pool!.metadata.name },
+    poolRef: { kind: pool.kind, name: pool.metadata.name },
     value: freed.value,
     since: nowText(ctx),
     until: leaseEnd(nowMs(ctx), seconds),
@@ -51,17 +51,12 @@ export async function quarantineFreed(
   return ctx.table.quarantines.put(key, quarantine);
 }
 
-/** Whether a quarantine's time has come by the context's clock (it may still stand until it is deleted). */
-export function quarantineOver(ctx: ClaimContext, quarantine: QuarantineRecord): boolean {
-  return Date.parse(quarantine.until) <= nowMs(ctx);
-}
-
-/** Ends a quarantine whose time has come; false when it was not over, or changed or went first. */
+/** Ends a quarantine whose time has come by the context's clock; false when it was not over, or changed or went first. */
 export function endQuarantine(
   ctx: ClaimContext,
   key: ItemKey,
   quarantine: QuarantineRecord,
 ): Promise<boolean> {
-  if (!quarantineOver(ctx, quarantine)) return Promise.resolve(false);
+  if (Date.parse(quarantine.until) > nowMs(ctx)) return Promise.resolve(false);
   return ctx.table.quarantines.end(key, quarantine.until, nowText(ctx));
 }

@@ -252,6 +252,8 @@ async function setBit(
 /** Each listed group's held bits against the objects: a bit whose object is gone (a lost removal). */
 async function checkGroups(sweep: Sweep, walk: PoolWalk): Promise<void> {
   const info = poolKindInfo(walk.pool.kind)!;
+  // A pool that quarantines holds a value back instead of freeing it: the lost record was its object's REMOVE.
+  const space = quarantineOf(walk.pool) > 0 ? spaceOf(walk.pool) : undefined;
   spend(sweep);
   for await (const ref of sweep.ctx.table.summaries.listedGroups(walk.id)) {
     const summary = await readSummary(sweep, walk, ref);
@@ -271,11 +273,9 @@ async function checkGroups(sweep: Sweep, walk: PoolWalk): Promise<void> {
         spend(sweep);
         if (holdsItsSlot(await sweep.ctx.table.get<{ t?: string }>(key))) continue;
       }
-      // A pool that quarantines holds the value back instead: the lost record was its object's REMOVE.
-      const space = spaceOf(walk.pool);
-      const ordinal = quarantineOf(walk.pool) > 0 ? candidateOrdinal(space, ref.family, slot) : undefined;
+      const candidate = space && candidateOrdinal(space, ref.family, slot) !== undefined;
       await fix(sweep, 'summaryBit', () =>
-        ordinal !== undefined
+        candidate
           ? quarantineFreed(sweep.ctx, walk.pool, key, {
               kind: info.allocationKind,
               value: space.valueAt(slot).value,

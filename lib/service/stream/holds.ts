@@ -19,7 +19,8 @@ import type { Batch, RecordKind, Touched } from './kinds.ts';
 import { slotChanges } from './allocations.ts';
 import { lastImage } from './records.ts';
 
-const poolOfHold = (hold: NameHoldRecord): PoolId => ({
+/** The pool of an item that holds a value's key without being its object: a name hold, a quarantine. */
+export const poolOfHold = (hold: Pick<NameHoldRecord, 'metadata' | 'poolRef'>): PoolId => ({
   namespace: hold.metadata.namespace,
   kind: hold.poolRef.kind,
   name: hold.poolRef.name,

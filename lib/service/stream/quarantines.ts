@@ -4,23 +4,16 @@
  * object's REMOVE did not already count (the work on that REMOVE put it); its REMOVE frees the slot, and
  * the counts' `freed` wakes the pool's waiting claims (reconcile.ts). Reads: the key, consistently.
  */
-import type { PoolKind } from '../../domain/kinds.ts';
 import type { QuarantineRecord } from '../../domain/records.ts';
-import type { PoolId } from '../../store/keys.ts';
 import { slotChanges } from './allocations.ts';
+import { poolOfHold } from './holds.ts';
 import type { RecordKind } from './kinds.ts';
 import { lastImage } from './records.ts';
-
-const poolOfQuarantine = (quarantine: QuarantineRecord): PoolId => ({
-  namespace: quarantine.metadata.namespace,
-  kind: quarantine.poolRef.kind as PoolKind,
-  name: quarantine.poolRef.name,
-});
 
 export const quarantineRecords: RecordKind = {
   reads(batch, run, life) {
     batch.reads.want(run.key, true);
-    return { pools: [poolOfQuarantine(lastImage(life) as unknown as QuarantineRecord)] };
+    return { pools: [poolOfHold(lastImage(life) as unknown as QuarantineRecord)] };
   },
 
   work: () => Promise.resolve([]),
@@ -28,6 +21,6 @@ export const quarantineRecords: RecordKind = {
   async slots(batch, run, life) {
     const quarantine = lastImage(life) as unknown as QuarantineRecord;
     const stored = await batch.reads.current<QuarantineRecord>(run.key);
-    return slotChanges(poolOfQuarantine(quarantine), quarantine.kind, quarantine.value, run, life, stored);
+    return slotChanges(poolOfHold(quarantine), quarantine.kind, quarantine.value, run, life, stored);
   },
 };
