@@ -64,6 +64,13 @@ export interface SlotChange {
    * run inside this change's group) and its member id (service/tally-runs.ts).
    */
   run?: { member: string; first: bigint; span: bigint };
+  /**
+   * A run's object went after its claim did (a release's reclaim, or a delete of an unbound object): a
+   * value given back, which wakes the pool's waiting claims even when the batch coalesced its object's
+   * INSERT and REMOVE. (A pick that lost its overlap check takes its object back with its claim still
+   * there: waking the waiting claims for that would make them pick again, and again.)
+   */
+  released?: boolean;
 }
 
 export interface TallyResult {
@@ -161,13 +168,14 @@ export async function tallyPool(
 
   // A slot that ends free may have been taken and freed within the batch (its object's INSERT and REMOVE
   // coalesced), leaving no marker: the counts still get a new epoch, or a handler that took the value
-  // would go on searching past it (search-memory.ts frontiers). Not in a pool of a range of prefix
-  // lengths: there a pick that loses its overlap check puts and deletes its object, and a wake-up of the
-  // waiting claims for it would make them pick again, and again.
-  const removal = changes.some((change) => !change.present && change.run === undefined);
+  // would go on searching past it (search-memory.ts frontiers, prefix-search.ts recent runs), and it
+  // wakes the waiting claims. In a pool of a range of prefix lengths a removal wakes them only when the
+  // object was given back (`released`); any removal there still moves the epoch.
+  const removal = changes.some((change) => !change.present && (change.run === undefined || change.released));
+  const forget = changes.some((change) => !change.present);
   const outcome = options.recount
     ? await recount(ctx, id)
-    : await applyMarkers(ctx, id, touched, known, removal);
+    : await applyMarkers(ctx, id, touched, known, { removal, forget });
   if (!outcome) return 'no pool';
   await Promise.all(
     [...touched.values()].map(({ ref, mine }) =>
@@ -333,13 +341,17 @@ function markerEntry(
 /** A tally's outcome, with the counts it left (undefined when it wrote none). */
 type Tallied = TallyResult & { counts?: PoolCounts; uid?: string };
 
-/** Step B: adds this batch's markers that the counts do not hold yet. */
+/**
+ * Step B: adds this batch's markers that the counts do not hold yet. `unmarked`: the batch changed a slot
+ * into no marker (a coalesced removal): `forget` writes the counts all the same, with a new epoch;
+ * `removal` also counts as a value freed (the waiting claims are woken).
+ */
 async function applyMarkers(
   ctx: ClaimContext,
   id: PoolId,
   touched: Touched,
   known: Known = {},
-  removal = false,
+  unmarked: { removal: boolean; forget: boolean } = { removal: false, forget: false },
 ): Promise<Tallied | undefined> {
   const markers = [...touched.values()].flatMap(({ ref, summary, mine }) =>
     [...mine].map((marker) => ({ marker, ref, entries: summary.pending.get(marker) ?? [] })),
@@ -354,7 +366,7 @@ async function applyMarkers(
     if (pool?.t !== 'pool') return undefined;
     const previous = pool.counts;
     const fresh = markers.filter(({ marker }) => previous?.applied?.[marker] === undefined);
-    if (fresh.length === 0 && !removal)
+    if (fresh.length === 0 && !unmarked.forget)
       return {
         freed: false,
         available: previous?.available ?? true,
@@ -371,7 +383,7 @@ async function applyMarkers(
     let quarantined = BigInt(previous?.quarantined ?? '0');
     let hint =
       previous && previous.generation === pool.metadata.generation ? BigInt(previous.searchFrom) : 0n;
-    let freed = removal;
+    let freed = unmarked.removal;
     let took = false;
     let raced = false;
     for (const { ref, entries } of fresh) {
@@ -402,7 +414,7 @@ async function applyMarkers(
     const counts = nextCounts(
       pool,
       previous,
-      { allocated, held, quarantined, searchFrom: hint, freed, applied },
+      { allocated, held, quarantined, searchFrom: hint, freed: freed || unmarked.forget, applied },
       space,
     );
     if (raced) counts.contendedUntil = new Date(Date.now() + POOL_CONTENTION_MS).toISOString();

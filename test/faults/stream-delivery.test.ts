@@ -207,6 +207,61 @@ describe('stream delivery faults', () => {
   });
 });
 
+describe('a pool of a range of prefix lengths', () => {
+  it("wakes a claim waiting for a prefix whose object's INSERT and REMOVE reach the stream in one batch", async () => {
+    // The object's INSERT is held back until its claim is released and the reclaim has deleted it: the
+    // batch that gets both coalesces them into no change of the summaries, and must wake the waiting
+    // claim all the same (it waits beside the one free prefix, and nothing else would wake it).
+    const world = await World.create(store, 17, 1);
+    try {
+      const api = world.instances[0]!;
+      const pool = {
+        spec: { prefixes: ['10.0.0.0/27'], allocationPrefixLengths: { min: 28, max: 29, default: 28 } },
+      };
+      expect((await api.call('PUT', 'ipprefixpools/late', pool)).status).toBe(201);
+      const ref = { kind: 'IPPrefixPool', name: 'late' };
+      const claimOf = (name: string, extra = {}) => ({
+        metadata: { name },
+        spec: { poolRef: ref, ...extra },
+      });
+      expect(
+        (await api.call('PUT', 'claims/other', claimOf('other', { value: '10.0.0.16/28' }))).status,
+      ).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+
+      expect((await api.call('PUT', 'claims/first', claimOf('first'))).body.status.value).toBe('10.0.0.0/28');
+      const waiting = await api.call('PUT', 'claims/waiting', claimOf('waiting'));
+      expect(waiting.body.status.value).toBeUndefined();
+      const isObjectInsert = (record: {
+        eventName?: string;
+        dynamodb?: { NewImage?: Record<string, any> };
+      }) => record.eventName === 'INSERT' && record.dynamodb?.NewImage?.t?.S === 'alloc';
+      const deliverAllBut = async (held: (record: any) => boolean) => {
+        await world.queue.caughtUp();
+        const ready = world.queue.pending.filter((record) => !held(record));
+        world.queue.pending.splice(0, world.queue.pending.length, ...world.queue.pending.filter(held));
+        expect((await world.streamHandler({ Records: ready }))?.batchItemFailures).toEqual([]);
+      };
+      await deliverAllBut(isObjectInsert);
+      expect((await api.call('GET', 'claims/waiting')).body.status.value).toBeUndefined();
+
+      expect((await api.call('DELETE', 'claims/first')).status).toBe(200);
+      await deliverAllBut(isObjectInsert); // the reclaim deletes the object
+      await world.queue.caughtUp();
+      const both = world.queue.pending.splice(0);
+      expect(both.map((record) => record.eventName)).toEqual(['INSERT', 'REMOVE']);
+      expect((await world.streamHandler({ Records: both }))?.batchItemFailures).toEqual([]);
+      await world.queue.drain(world.streamHandler, world.random);
+
+      expect((await api.call('GET', 'claims/waiting')).body.status.value).toBe('10.0.0.0/28');
+      const status = (await api.call('GET', 'ipprefixpools/late')).body.status;
+      expect({ allocated: status.allocated, free: status.free }).toEqual({ allocated: 2, free: '0' });
+    } finally {
+      await world.close();
+    }
+  });
+});
+
 /** A client of the store whose first write waits until released (`waiting`: it has reached that write). */
 function pausedWrites() {
   let reached!: () => void;

@@ -89,9 +89,28 @@ export const allocationRecords: RecordKind = {
   async slots(batch, run, life) {
     const image = lastImage(life) as unknown as AllocationRecord;
     const stored = await batch.reads.current<AllocationRecord | NameHoldRecord>(run.key);
-    return slotChanges(poolIdOfAllocation(image), image.kind, image.value, run, life, stored, image.finest);
+    const pool = poolIdOfAllocation(image);
+    const changes = slotChanges(pool, image.kind, image.value, run, life, stored, image.finest);
+    if (
+      image.finest !== undefined &&
+      life.removed &&
+      stored?.t !== 'alloc' &&
+      (await givenBack(batch, image))
+    )
+      for (const { change } of changes) if (change) change.released = true;
+    return changes;
   },
 };
+
+/** A removed object's claim is gone too (its REMOVE in this batch or an earlier one, or not there now). */
+async function givenBack(batch: Batch, removed: AllocationRecord): Promise<boolean> {
+  const ref = removed.spec.claimRef;
+  if (!ref?.uid) return true;
+  const claimKey = claimKeyOf(removed.metadata.namespace, ref.name);
+  if (removedIn(batch, claimKey, ref.uid)) return true;
+  const claim = await batch.reads.current<ClaimRecord>(claimKey);
+  return claim?.t !== 'claim' || claim.metadata.uid !== ref.uid;
+}
 
 /**
  * The slot a life's object names, and what holds it now: an allocation object, a name hold, or nothing
