@@ -374,6 +374,12 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
       expect((await api.delete('claims/quiet-gone')).status).toBe(200);
       await poll(async () => (await api.get('indexpools/quiet-vlans')).body.status.quarantined).toBe('1');
 
+      // The pools list gains a Quarantined column, as there is a pool that quarantines.
+      await page.goto(`${allot.url}/#/ns/default/pools`);
+      const row = page.locator('table.list tr', { has: page.locator('a', { hasText: /^quiet-vlans$/ }) });
+      await poll(() => textOf(row)).toMatch(/quiet-vlans IndexPool .* 1 256 254 1 /);
+      expect(await textOf(page.locator('table.list thead'))).toContain('Free Quarantined Available');
+
       await page.goto(`${allot.url}/#/ns/default/pools/indexpools/quiet-vlans`);
       // held is 2 (one object, one quarantine), so free is 256 − 2; the quarantined one is not allocated
       await poll(() => textOf(page.locator('dl.counts'))).toMatch(

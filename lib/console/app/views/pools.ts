@@ -37,6 +37,8 @@ export function poolsPage(ns: string) {
     if (filters.availability === 'exhausted' && available === 'True') return false;
     return true;
   });
+  // Only a pool that quarantines (or still holds quarantined values) shows the count, as its own page does.
+  const quarantining = shown.some(({ pool }) => pool.status?.quarantined !== undefined);
   const set = (key: keyof typeof filters) => (event: Event) => {
     filters[key] = (event.target as HTMLInputElement).value;
     scheduleDraw();
@@ -97,6 +99,7 @@ export function poolsPage(ns: string) {
                     <th scope="col" class="num">Allocated</th>
                     <th scope="col" class="num">Total</th>
                     <th scope="col" class="num">Free</th>
+                    ${quarantining ? html`<th scope="col" class="num">Quarantined</th>` : ''}
                     <th scope="col">Available</th>
                   </tr>
                 </thead>
@@ -115,6 +118,7 @@ export function poolsPage(ns: string) {
                         <td class="num">${count(pool.status?.allocated)}</td>
                         <td class="num">${count(pool.status?.total)}</td>
                         <td class="num">${count(pool.status?.free)}</td>
+                        ${quarantining ? html`<td class="num">${count(pool.status?.quarantined ?? '0')}</td>` : ''}
                         <td>${badge(conditionOf(pool, 'Available'))}</td>
                       </tr>`,
                   )}
