@@ -10,13 +10,13 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createStreamHandler } from '../functions/stream.ts';
-import { ensureTable, localClient } from '../lib/local/store.ts';
+import { localClient } from '../lib/local/store.ts';
 import { expireLeases } from '../lib/service/leases.ts';
 import { Table } from '../lib/store/table.ts';
 import { claimBody, startInstance } from './instance.ts';
 import { byOperation, Meter, round, totals, type RequestRecord } from './measure.ts';
 import { ShardFeed } from './stream-feed.ts';
-import { startStoreThread } from './store.ts';
+import { benchTable, startStoreThread } from './store.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -41,10 +41,7 @@ function share(records: readonly RequestRecord[]) {
 }
 
 const store = await startStoreThread({ changes: true });
-const tableName = 'allot-bench-leases';
-const setup = localClient(store.endpoint);
-await ensureTable(setup, tableName);
-setup.destroy();
+const tableName = await benchTable(store, 'allot-bench-leases');
 const feed = new ShardFeed(store, tableName, 1);
 const admin = startInstance(store.endpoint, tableName, 'api');
 const claimer = startInstance(store.endpoint, tableName, 'claim');

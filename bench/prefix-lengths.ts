@@ -15,13 +15,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ensureTable, localClient } from '../lib/local/store.ts';
 import { refreshPool } from '../lib/service/reconcile.ts';
 import type { SlotChange } from '../lib/service/tally.ts';
 import { memberId } from '../lib/service/tally-runs.ts';
 import { startInstance, type Instance } from './instance.ts';
 import { distribution, round, roundTrips, totals } from './measure.ts';
-import { startStoreThread } from './store.ts';
+import { benchTable, startStoreThread } from './store.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -33,10 +32,7 @@ const CLAIMS_PER_CLIENT = 20;
 const REFRESH_EVERY = 50;
 
 const store = await startStoreThread();
-const tableName = 'allot-bench-prefixes';
-const setup = localClient(store.endpoint);
-await ensureTable(setup, tableName);
-setup.destroy();
+const tableName = await benchTable(store, 'allot-bench-prefixes');
 const admin = startInstance(store.endpoint, tableName, 'api');
 const stream = startInstance(store.endpoint, tableName, 'stream');
 let changeIds = 0;

@@ -16,14 +16,13 @@ import * as prettier from 'prettier';
 import { leaseEnd } from '../lib/domain/leases.ts';
 import { timestamp } from '../lib/domain/objects.ts';
 import type { QuarantineRecord } from '../lib/domain/records.ts';
-import { ensureTable, localClient } from '../lib/local/store.ts';
 import { refreshPool } from '../lib/service/reconcile.ts';
 import type { SlotChange } from '../lib/service/tally.ts';
 import { allocationKey, leaseAttributes } from '../lib/store/keys.ts';
 import { pathFigure, putNewClaims, type PathFigure } from './claim-path.ts';
 import { BenchPool, POOL_SHAPES, shuffled } from './fill.ts';
 import { startInstance, type Instance } from './instance.ts';
-import { startStoreThread } from './store.ts';
+import { benchTable, startStoreThread } from './store.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -75,10 +74,7 @@ const median = (figure: PathFigure) => ({
 });
 
 const store = await startStoreThread();
-const tableName = 'allot-bench-quarantine';
-const setup = localClient(store.endpoint);
-await ensureTable(setup, tableName);
-setup.destroy();
+const tableName = await benchTable(store, 'allot-bench-quarantine');
 const admin = startInstance(store.endpoint, tableName, 'api');
 const claimer = startInstance(store.endpoint, tableName, 'claim');
 try {

@@ -8,7 +8,6 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import { ensureTable, localClient } from '../lib/local/store.ts';
 import { measureBundles, COLD_LOADS } from './bundles.ts';
 import { MIN_WINDOW_WRITES, PARTITION_WRITES_PER_SECOND, type SpaceConcentration } from './concentration.ts';
 import { BenchPool, FIRST_WINDOW, POOL_SHAPES, type Pattern } from './fill.ts';
@@ -17,7 +16,7 @@ import { pathFigure, putNewClaims, releaseClaims, type PathSample } from './clai
 import { median, round } from './measure.ts';
 import { rawAround, rawConditionalPuts, RAW_SECONDS, type RawResult } from './raw.ts';
 import { allChecks, check, describeCheck, scenarioTable } from './report.ts';
-import { startStoreThread } from './store.ts';
+import { benchTable, startStoreThread } from './store.ts';
 import {
   CLAIMS_PER_SCENARIO,
   CONCURRENT_CLAIMS,
@@ -49,10 +48,7 @@ const elapsed = () => (performance.now() - started) / 1000;
 const progress = (message: string) => console.error(`[${elapsed().toFixed(1).padStart(6)} s] ${message}`);
 
 const store = await startStoreThread();
-const tableName = 'allot-bench';
-const setup = localClient(store.endpoint);
-await ensureTable(setup, tableName);
-setup.destroy();
+const tableName = await benchTable(store, 'allot-bench');
 const env: Env = {
   endpoint: store.endpoint,
   tableName,

@@ -4,7 +4,7 @@
  * the store's committed item changes come back to this thread (the stream benchmark's stream).
  */
 import { Worker } from 'node:worker_threads';
-import type { ItemChange } from '../lib/local/store.ts';
+import { ensureTable, localClient, type ItemChange } from '../lib/local/store.ts';
 
 export interface StoreThread {
   endpoint: string;
@@ -50,4 +50,15 @@ export async function startStoreThread(options: { changes?: boolean } = {}): Pro
         worker.postMessage('close');
       }),
   };
+}
+
+/** Makes a benchmark's table in the store (lib/store/schema.ts's shape); returns its name. */
+export async function benchTable(store: StoreThread, tableName: string): Promise<string> {
+  const setup = localClient(store.endpoint);
+  try {
+    await ensureTable(setup, tableName);
+  } finally {
+    setup.destroy();
+  }
+  return tableName;
 }

@@ -27,13 +27,13 @@ import { fileURLToPath } from 'node:url';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { createStreamHandler } from '../functions/stream.ts';
 import { matchesFilter } from '../lib/cloud/stream-filter.ts';
-import { ensureTable, localClient } from '../lib/local/store.ts';
+import { localClient } from '../lib/local/store.ts';
 import { LocalStream, streamRecordOf } from '../lib/local/stream.ts';
 import { Table } from '../lib/store/table.ts';
 import { claimBody, NAMESPACE, startInstance, type Instance } from './instance.ts';
 import { byOperation, injectLatency, Meter, round, totals, type RequestRecord } from './measure.ts';
 import { ShardFeed } from './stream-feed.ts';
-import { startStoreThread } from './store.ts';
+import { benchTable, startStoreThread } from './store.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -60,10 +60,7 @@ const progress = (message: string) =>
   console.error(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}`);
 
 const store = await startStoreThread({ changes: true });
-const tableName = 'allot-bench-stream';
-const setup = localClient(store.endpoint);
-await ensureTable(setup, tableName);
-setup.destroy();
+const tableName = await benchTable(store, 'allot-bench-stream');
 const admin = startInstance(store.endpoint, tableName, 'api');
 
 /** The stream function with its own counted client (and latency, when asked). */
