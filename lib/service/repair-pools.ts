@@ -4,7 +4,7 @@
  * the claims that wait for the pool against what is free.
  */
 import { countCandidates, ordinalOf } from '../domain/candidates.ts';
-import { poolKindInfo } from '../domain/kinds.ts';
+import { poolKindInfo, type PoolKindInfo } from '../domain/kinds.ts';
 import { spaceOf, timestamp } from '../domain/objects.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
 import { valueKind } from '../domain/spaces.ts';
@@ -94,6 +94,55 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
     held = await checkCounts(sweep, walk);
   }
   if (held) await checkWaiting(sweep, walk, held);
+  return true;
+}
+
+/**
+ * The objects of pools that do not exist, one stage's kind: their bindings, checked as a pool's objects'
+ * are (an object may be made before its pool and bound by a claim; that claim's release with its REMOVE
+ * lost leaves it bound to no claim, and no pool's walk comes by). Found in the `allocations` index: per
+ * shard, one keys-only read per pool name there, and one read of each pool named (a pool's own walk
+ * covers its objects). Resumes from the cursor; false when the budget ran out.
+ */
+export async function sweepPoolless(sweep: Sweep, info: PoolKindInfo): Promise<boolean> {
+  const { ctx, namespace, cursor } = sweep;
+  const exists = new Map<string, boolean>();
+  for (; cursor.shard < LIST_SHARDS; Object.assign(cursor, { shard: cursor.shard + 1, after: undefined })) {
+    for (;;) {
+      if (exhausted(sweep)) return false;
+      spend(sweep);
+      const name = await sweep.store.nextPoolWithAllocations(
+        namespace,
+        info.allocationResource,
+        cursor.shard,
+        cursor.after,
+      );
+      if (name === undefined) break;
+      if (!exists.has(name)) {
+        spend(sweep);
+        const pool = await ctx.table.get<PoolRecord>(objectKey(namespace, info.resource, name));
+        exists.set(name, pool?.t === 'pool');
+      }
+      if (!exists.get(name)) {
+        const id = { namespace, kind: info.kind, name };
+        let after: string | undefined;
+        do {
+          spend(sweep);
+          const page = await sweep.store.poolAllocations(
+            id,
+            info.allocationResource,
+            cursor.shard,
+            OBJECT_PAGE,
+            after,
+          );
+          for (const allocation of page.items)
+            await checkBinding(sweep, allocation, { pk: allocation.pk, sk: allocation.sk });
+          after = page.last;
+        } while (after !== undefined);
+      }
+      cursor.after = name;
+    }
+  }
   return true;
 }
 

@@ -64,6 +64,11 @@ export interface Cursor {
   poolDone?: boolean;
   shard: number;
   after?: string;
+  /**
+   * The stage's pools are swept; the objects of pools that do not exist are being looked at
+   * (repair-pools.ts sweepPoolless): `shard`, and `after` the last pool name looked at in it.
+   */
+  poolless?: boolean;
 }
 
 export interface RepairReport {

@@ -7,7 +7,8 @@
  *
  *   found                                              fixed by                            kind
  *   an allocation object bound to a claim uid that     the reclaim policy (Recycle: delete; orphanedAllocation
- *     no longer exists (older than the grace period)   Retain: clear the uid, offer it)
+ *     no longer exists (older than the grace period;   Retain: clear the uid, offer it)
+ *     its pool's, or one of a pool that does not exist)
  *   a claim's second object (a lost race not given     deleting it                         duplicateAllocation
  *     back)
  *   an object bound to a live claim that holds         settling the claim with it          unsettledClaim
@@ -40,7 +41,7 @@ import type { NameHoldRecord, PoolRecord } from '../domain/records.ts';
 import { LIST_SHARDS, objectKey } from '../store/keys.ts';
 import { RepairStore } from '../store/repairs.ts';
 import type { ClaimContext } from './context.ts';
-import { sweepPool } from './repair-pools.ts';
+import { sweepPool, sweepPoolless } from './repair-pools.ts';
 import { sweepClaims } from './repair-claims.ts';
 import { judgeHold } from './name-holds.ts';
 import {
@@ -120,6 +121,11 @@ async function run(sweep: Sweep): Promise<boolean> {
   for (; cursor.stage < POOL_KINDS.length; cursor.stage++) {
     const info = POOL_KINDS[cursor.stage]!;
     let after: string | undefined;
+    if (cursor.poolless) {
+      if (!(await sweepPoolless(sweep, info))) return false;
+      Object.assign(cursor, { poolless: undefined, shard: 0, after: undefined });
+      continue;
+    }
     if (cursor.pool !== undefined) {
       // Resuming inside a pool: go on with it (if it still exists), then with the pools after it.
       if (!cursor.poolDone) {
@@ -142,7 +148,15 @@ async function run(sweep: Sweep): Promise<boolean> {
       if (page.last === undefined) break;
       after = page.last;
     }
-    Object.assign(cursor, { pool: undefined, poolDone: undefined, shard: 0, after: undefined });
+    Object.assign(cursor, {
+      pool: undefined,
+      poolDone: undefined,
+      poolless: true,
+      shard: 0,
+      after: undefined,
+    });
+    if (!(await sweepPoolless(sweep, info))) return false;
+    Object.assign(cursor, { poolless: undefined, shard: 0, after: undefined });
   }
   if (!(await sweepPendingHolds(sweep))) return false;
   return sweepClaims(sweep);

@@ -126,6 +126,35 @@ export class RepairStore {
     return result.LastEvaluatedKey ? { items, last: items[items.length - 1]!.gsk } : { items };
   }
 
+  /**
+   * The first pool, in name order after `after` (from the start when undefined), that has an allocation
+   * object in one shard of the `allocations` index: one item read, keys only. Finds the objects of pools
+   * that do not exist (objects may be made before their pool).
+   */
+  async nextPoolWithAllocations(
+    namespace: string,
+    resource: AllocationResource,
+    shard: number,
+    after?: string,
+  ): Promise<string | undefined> {
+    const result = await this.io.doc.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        IndexName: ALLOCATIONS_INDEX,
+        KeyConditionExpression: after === undefined ? 'gpk = :gpk' : 'gpk = :gpk AND gsk > :after',
+        ExpressionAttributeValues: {
+          ':gpk': `${namespace}#${resource}#${shard}`,
+          // Past every `<after>#<value>`: `~` sorts after the values' hex.
+          ...(after === undefined ? {} : { ':after': `${after}#~` }),
+        },
+        ProjectionExpression: 'gsk',
+        Limit: 1,
+      }),
+    );
+    const gsk = result.Items?.[0]?.gsk as string | undefined;
+    return gsk?.slice(0, gsk.indexOf('#'));
+  }
+
   /** The slots of one group that hold an allocation object, from the `allocations` index. */
   async groupSlots(
     pool: PoolId,

@@ -481,6 +481,46 @@ describe('the repair sweep', () => {
     expect(again.writes).toEqual([]);
   });
 
+  it('finds an object of a pool that does not exist bound to a released claim (its REMOVE lost)', async () => {
+    // An object may be made before its pool, and a claim for that pool binds it when offered; no pool's
+    // walk comes by its objects, so the sweep looks for pools named in the allocations index too.
+    const ns = 'poolless';
+    const api = client(allot.url, ns);
+    const preProvisioned = {
+      apiVersion: 'pool.networking.metal.ironcore.dev/v1alpha1',
+      kind: 'Index',
+      metadata: {
+        name: 'early-3',
+        annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' },
+      },
+      spec: {
+        poolRef: {
+          apiVersion: 'pool.networking.metal.ironcore.dev/v1alpha1',
+          kind: 'IndexPool',
+          name: 'early',
+        },
+        index: 3,
+        claimRef: { name: 'c' },
+      },
+    };
+    expect((await api.post('indices', preProvisioned)).status).toBe(201);
+    await api.post('claims', claim('c', { kind: 'IndexPool', name: 'early' }));
+    await drain();
+    expect((await api.get('indices/early-3')).body.spec.claimRef.uid).toBeTruthy();
+    await api.delete('claims/c');
+    expect(await queue.lose((r) => r.eventName === 'REMOVE')).toBeGreaterThan(0);
+    const { report } = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(report.found.orphanedAllocation).toBe(1);
+    expect(report.fixed.orphanedAllocation).toBe(1);
+    await drain();
+    // A user's object keeps its value; the uid that names no claim is cleared.
+    expect((await api.get('indices/early-3')).body.spec.claimRef).toEqual({ name: 'c', uid: '' });
+    expect(await violations(ns, [])).toEqual([]);
+    const again = await recordedSweep(ns, { graceMs: 0, recheckMs: 0 });
+    expect(again.report.found).toEqual(none());
+    expect(again.writes).toEqual([]);
+  });
+
   it('leaves an orphan younger than the grace period, and a dry run changes nothing', async () => {
     const ns = 'young';
     const api = client(allot.url, ns);
