@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DIRECT_FUNCTIONS, rulesMatching, type DirectFunctionName } from '../cloud/requests.ts';
+import { timestamp } from '../domain/objects.ts';
 
 /** Runs one of the functions with an event, as Lambda would (its result, or it throws). */
 export type Invoke = (name: DirectFunctionName, event: unknown) => Promise<unknown>;
@@ -254,7 +255,7 @@ export function createAwsApis(invoke: Invoke, log: (message: string) => void = c
         'detail-type': entry.DetailType as string,
         source: entry.Source as string,
         account: ACCOUNT,
-        time: time.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        time: timestamp(time.getTime()),
         region,
         resources: Array.isArray(entry.Resources) ? entry.Resources : [],
         detail,

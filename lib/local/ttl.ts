@@ -10,8 +10,13 @@
  * and the local streams (dynalite's emulation, DynamoDB Local's consumer) give the REMOVE of a noted
  * item the identity (`ttlIdentityOf`).
  */
-import { DeleteItemCommand, ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  ScanCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { TTL_IDENTITY } from '../domain/events.ts';
 import { TABLE_PARTITION_KEY, TABLE_SORT_KEY, TTL_ATTRIBUTE } from '../store/schema.ts';
@@ -126,7 +131,7 @@ export class LocalTtl {
       );
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
   }
