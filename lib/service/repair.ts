@@ -36,7 +36,7 @@
  * a healthy namespace only reads. Reads go through keys and indexes, never a Scan. Cost is bounded per run:
  * `budget` requests; a sweep cut short keeps a cursor in the table, and the next run goes on from there.
  */
-import { POOL_KINDS } from '../domain/kinds.ts';
+import { POOL_KINDS, type PoolKindInfo } from '../domain/kinds.ts';
 import type { NameHoldRecord, PoolRecord } from '../domain/records.ts';
 import { LIST_SHARDS, objectKey } from '../store/keys.ts';
 import { RepairStore } from '../store/repairs.ts';
@@ -115,51 +115,57 @@ export async function sweepNamespace(
 
 const POOL_PAGE = 50;
 
-/** The pools of each kind in name order, then the claims; false when the budget ran out first. */
+/**
+ * The pools of each kind in name order, then the objects of that kind's pools that do not exist, then the
+ * claims; false when the budget ran out first.
+ */
 async function run(sweep: Sweep): Promise<boolean> {
-  const { ctx, namespace, cursor } = sweep;
+  const { cursor } = sweep;
   for (; cursor.stage < POOL_KINDS.length; cursor.stage++) {
     const info = POOL_KINDS[cursor.stage]!;
-    let after: string | undefined;
-    if (cursor.poolless) {
-      if (!(await sweepPoolless(sweep, info))) return false;
-      Object.assign(cursor, { poolless: undefined, shard: 0, after: undefined });
-      continue;
+    if (!cursor.poolless) {
+      if (!(await sweepPools(sweep, info))) return false;
+      Object.assign(cursor, {
+        pool: undefined,
+        poolDone: undefined,
+        poolless: true,
+        shard: 0,
+        after: undefined,
+      });
     }
-    if (cursor.pool !== undefined) {
-      // Resuming inside a pool: go on with it (if it still exists), then with the pools after it.
-      if (!cursor.poolDone) {
-        spend(sweep);
-        const pool = await ctx.table.get<PoolRecord>(objectKey(namespace, info.resource, cursor.pool));
-        if (pool?.t === 'pool' && !(await sweepPool(sweep, pool))) return false;
-        cursor.poolDone = true;
-      }
-      after = cursor.pool;
-    }
-    for (;;) {
-      if (exhausted(sweep)) return false;
-      spend(sweep, LIST_SHARDS);
-      const page = await ctx.table.lists.objects<PoolRecord>(namespace, info.resource, POOL_PAGE, after);
-      for (const pool of page.items) {
-        Object.assign(cursor, { pool: pool.metadata.name, poolDone: false, shard: 0, after: undefined });
-        if (!(await sweepPool(sweep, pool))) return false;
-        cursor.poolDone = true;
-      }
-      if (page.last === undefined) break;
-      after = page.last;
-    }
-    Object.assign(cursor, {
-      pool: undefined,
-      poolDone: undefined,
-      poolless: true,
-      shard: 0,
-      after: undefined,
-    });
     if (!(await sweepPoolless(sweep, info))) return false;
     Object.assign(cursor, { poolless: undefined, shard: 0, after: undefined });
   }
   if (!(await sweepPendingHolds(sweep))) return false;
   return sweepClaims(sweep);
+}
+
+/** The pools of one kind in name order, from the cursor; false when the budget ran out first. */
+async function sweepPools(sweep: Sweep, info: PoolKindInfo): Promise<boolean> {
+  const { ctx, namespace, cursor } = sweep;
+  let after: string | undefined;
+  if (cursor.pool !== undefined) {
+    // Resuming inside a pool: go on with it (if it still exists), then with the pools after it.
+    if (!cursor.poolDone) {
+      spend(sweep);
+      const pool = await ctx.table.get<PoolRecord>(objectKey(namespace, info.resource, cursor.pool));
+      if (pool?.t === 'pool' && !(await sweepPool(sweep, pool))) return false;
+      cursor.poolDone = true;
+    }
+    after = cursor.pool;
+  }
+  for (;;) {
+    if (exhausted(sweep)) return false;
+    spend(sweep, LIST_SHARDS);
+    const page = await ctx.table.lists.objects<PoolRecord>(namespace, info.resource, POOL_PAGE, after);
+    for (const pool of page.items) {
+      Object.assign(cursor, { pool: pool.metadata.name, poolDone: false, shard: 0, after: undefined });
+      if (!(await sweepPool(sweep, pool))) return false;
+      cursor.poolDone = true;
+    }
+    if (page.last === undefined) return true;
+    after = page.last;
+  }
 }
 
 /** Pending name holds looked at per run (each past its deadline costs a few requests). */
