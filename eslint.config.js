@@ -14,7 +14,11 @@ const AWS = ['@aws-sdk/*', 'aws-cdk-lib', 'aws-cdk-lib/*', '@middy/*', 'construc
 /** Import patterns (gitignore syntax, matched against the specifier) a layer must not use. */
 function above(layer) {
   const higher = [...LAYERS.slice(LAYERS.indexOf(layer) + 1), ...TOP];
-  return [...higher.flatMap((name) => [`../${name}/*`, `../../${name}/*`]), '**/functions/*', '**/bin/*'];
+  return [
+    ...higher.flatMap((name) => [`../${name}/*`, `../../${name}/*`, `../../../${name}/*`]),
+    '**/functions/*',
+    '**/bin/*',
+  ];
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Pools for the benchmark, and filling them with exactly the allocation objects claims would have written
  * (`newAllocation` for a stand-in claim `fill-<n>`, written with the table's batch writer), then letting the
- * stream function's pool refresh (`refreshPool`, lib/service/tally.ts) set the pool's counts and search hint.
+ * stream function's pool refresh (`refreshPool`, lib/service/counts/tally.ts) set the pool's counts and search hint.
  *
  * Pools of 2^8 and 2^16 values are materialised whole. Half of 2^32 or 2^64 values cannot be, so for
  * those only a window is written, and the run says which:
@@ -16,11 +16,11 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ordinalOf, slotAt } from '../lib/domain/candidates.ts';
-import { newAllocation } from '../lib/service/decide.ts';
+import { newAllocation } from '../lib/service/allocation/decide.ts';
 import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/domain/kinds.ts';
 import { spaceOf, timestamp } from '../lib/domain/objects.ts';
-import { refreshPool } from '../lib/service/reconcile.ts';
-import type { SlotChange } from '../lib/service/tally.ts';
+import { refreshPool } from '../lib/service/stream/reconcile.ts';
+import type { SlotChange } from '../lib/service/counts/tally.ts';
 import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/domain/records.ts';
 import { valueKind } from '../lib/domain/spaces.ts';
 import { type Table } from '../lib/store/table.ts';
@@ -276,7 +276,7 @@ export class BenchPool {
   }
 
   /**
-   * The stream function's pool refresh (lib/service/tally.ts) with the slot changes since the last one. A fill's
+   * The stream function's pool refresh (lib/service/counts/tally.ts) with the slot changes since the last one. A fill's
    * changes go in chunks of 1,024 (a stream batch carries at most 100 records; a fill in such batches
    * would take minutes); for a windowed "first N" fill, the counts are then those of the whole fill it
    * stands for.

@@ -3,7 +3,7 @@
  * claim, each function on its own counted client (bench/measure.ts): 200 lease claims (PUT, leaseSeconds
  * 60) by the claim function, the stream's work on their records; 200 renewals (POST …/renew); the clock
  * moved past their ends and the repair function's expiry run (every minute, deployed:
- * lib/service/leases.ts); the stream's work on the removals (the Recycle reclaim, Claim Expired). The
+ * lib/service/leases/leases.ts); the stream's work on the removals (the Recycle reclaim, Claim Expired). The
  * clock is this process's: Date.now moved, as the tests move it. Writes bench/lease-results.json.
  */
 import { writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createStreamHandler } from '../functions/stream.ts';
 import { localClient } from '../lib/local/store.ts';
-import { expireLeases } from '../lib/service/leases.ts';
+import { expireLeases } from '../lib/service/leases/leases.ts';
 import { Table } from '../lib/store/table.ts';
 import { claimBody, startInstance } from './instance.ts';
 import { byOperation, Meter, round, totals, type RequestRecord } from './measure.ts';

@@ -15,9 +15,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { refreshPool } from '../lib/service/reconcile.ts';
-import type { SlotChange } from '../lib/service/tally.ts';
-import { memberId } from '../lib/service/tally-runs.ts';
+import { refreshPool } from '../lib/service/stream/reconcile.ts';
+import type { SlotChange } from '../lib/service/counts/tally.ts';
+import { memberId } from '../lib/service/counts/runs.ts';
 import { startInstance, type Instance } from './instance.ts';
 import { distribution, round, roundTrips, totals } from './measure.ts';
 import { benchTable, startStoreThread } from './store.ts';

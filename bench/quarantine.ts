@@ -2,7 +2,7 @@
  * A claim in a pool with quarantined values (issue 25; alone: `npx tsx bench/quarantine.ts`): two IndexPools
  * of 2^16 values, half of each held at random, one by allocation objects (as claims leave them: bench/
  * fill.ts) and one by quarantines (values freed less than `quarantineSeconds` ago, as the stream function
- * leaves them: lib/service/quarantine.ts), each pool's counts and summaries set by the stream function's
+ * leaves them: lib/service/leases/quarantine.ts), each pool's counts and summaries set by the stream function's
  * own refresh. Then 200 new claims (PUT) in each, every DynamoDB request of each claim counted
  * (bench/claim-path.ts). The claim path must cost the same in both: a quarantine looks held to the
  * search. Writes bench/quarantine-results.json.
@@ -16,8 +16,8 @@ import * as prettier from 'prettier';
 import { leaseEnd } from '../lib/domain/leases.ts';
 import { timestamp } from '../lib/domain/objects.ts';
 import type { QuarantineRecord } from '../lib/domain/records.ts';
-import { refreshPool } from '../lib/service/reconcile.ts';
-import type { SlotChange } from '../lib/service/tally.ts';
+import { refreshPool } from '../lib/service/stream/reconcile.ts';
+import type { SlotChange } from '../lib/service/counts/tally.ts';
 import { allocationKey, leaseAttributes } from '../lib/store/keys.ts';
 import { pathFigure, putNewClaims, type PathFigure } from './claim-path.ts';
 import { BenchPool, POOL_SHAPES, shuffled } from './fill.ts';

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { newAllocation } from '../lib/service/decide.ts';
+import { newAllocation } from '../lib/service/allocation/decide.ts';
 import type { ClaimRecord, PoolRecord } from '../lib/domain/records.ts';
 import { valueKind } from '../lib/domain/spaces.ts';
 import { Table } from '../lib/store/table.ts';

@@ -28,7 +28,7 @@ const dist = join(root, 'dist');
 export const ENTRY_POINTS = {
   index: 'lib/cloud/index.ts',
   events: 'lib/domain/events.ts',
-  invocation: 'lib/service/invocation.ts',
+  invocation: 'lib/service/requests/invocation.ts',
 };
 
 /** Each function's bundle, from a synth of the service into a scratch folder. */

@@ -1,6 +1,6 @@
 /**
  * The claim-resource function: CloudFormation's requests for `Custom::AllotClaim` (decided by
- * lib/service/claim-resource.ts), answered as CloudFormation expects, by an HTTP PUT of the response JSON
+ * lib/service/requests/claim-resource.ts), answered as CloudFormation expects, by an HTTP PUT of the response JSON
  * to the request's presigned `ResponseURL`. It always answers, because CloudFormation otherwise waits
  * the resource's whole ServiceTimeout: on its own errors with FAILED and why, and with FAILED before its
  * time runs out. It throws only when the answer could not be delivered, so that Lambda invokes it again
@@ -19,7 +19,7 @@ import {
   timedOut,
   type CloudFormationResponse,
   type Outcome,
-} from '../lib/service/claim-resource.ts';
+} from '../lib/service/requests/claim-resource.ts';
 import type { ClaimContext } from '../lib/service/context.ts';
 import { lazyContext } from './context.ts';
 import { logger } from './observability.ts';

@@ -1,6 +1,6 @@
 /**
  * The claim and release functions' handler: API Gateway events go through the shared HTTP chain; anything
- * else is a direct invocation or an EventBridge request (lib/service/invocation.ts), answered with the Claim or a
+ * else is a direct invocation or an EventBridge request (lib/service/requests/invocation.ts), answered with the Claim or a
  * Status as a value. Each invocation logs its namespace, pool, claim and request id; the claim function
  * also records the claim's latency and the conditional-check failures it met (races lost).
  */
@@ -14,7 +14,7 @@ import {
   invokeDirect,
   isBusEvent,
   type DirectOperations,
-} from '../lib/service/invocation.ts';
+} from '../lib/service/requests/invocation.ts';
 import { isObject } from '../lib/domain/validation.ts';
 import { conditionalFailuresOf, lazyContext } from './context.ts';
 import { createHttpChain } from './http-chain.ts';

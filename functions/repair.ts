@@ -1,17 +1,17 @@
 /**
- * The repair function (lib/service/repair.ts): on its schedule (an EventBridge rule, every
+ * The repair function (lib/service/repair/sweep.ts): on its schedule (an EventBridge rule, every
  * `repairInterval`) it sweeps every registered namespace, one budgeted run each, stopping before its
  * timeout; over HTTP it serves `POST /v1/namespaces/{namespace}/repair` (`allot repair`). Each run emits
  * the `Repairs` metric per kind of fix (dimension `Kind`): a non-zero count means something upstream lost
  * work (a stream record in the dead-letter queue, or a defect), so it has an alarm. Every minute, on a
  * rule of its own, it deletes the claims whose lease ended (`{ "operation": "expireLeases" }`,
- * lib/service/leases.ts): TTL may take days.
+ * lib/service/leases/leases.ts): TTL may take days.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { isObject } from '../lib/domain/validation.ts';
 import type { ClaimContext } from '../lib/service/context.ts';
-import { REPAIR_KINDS, sweepAll, type RepairCounts, type RepairReport } from '../lib/service/repair.ts';
-import { expireLeases } from '../lib/service/leases.ts';
+import { REPAIR_KINDS, sweepAll, type RepairCounts, type RepairReport } from '../lib/service/repair/sweep.ts';
+import { expireLeases } from '../lib/service/leases/leases.ts';
 import { lazyContext } from './context.ts';
 import { dispatchOf } from '../lib/http/dispatch.ts';
 import { REPAIR_OPERATIONS } from '../lib/http/dispatch-repair.ts';

@@ -1,6 +1,6 @@
 /**
  * `AllotClaim`: a claim as a CloudFormation resource of another stack (`Custom::AllotClaim`,
- * docs/stacks.md). Its provider is the service's claim-resource function (lib/service/claim-resource.ts
+ * docs/stacks.md). Its provider is the service's claim-resource function (lib/service/requests/claim-resource.ts
  * decides what each request does); this construct only writes the resource, with the claim spec as
  * its properties and the claim's value, allocation and name as its attributes.
  */

@@ -97,7 +97,7 @@ export interface AllotServiceProps {
   readonly poolUtilisationThreshold?: number;
 
   /**
-   * How often the repair sweep runs over every namespace (lib/service/repair.ts); whole minutes.
+   * How often the repair sweep runs over every namespace (lib/service/repair/sweep.ts); whole minutes.
    *
    * @default Duration.minutes(10)
    */
@@ -168,7 +168,7 @@ export class AllotService extends Construct {
   public readonly apiFunction: lambda.Function;
   /** The function on the table's stream. */
   public readonly streamFunction: lambda.Function;
-  /** The provider of `Custom::AllotClaim` (lib/service/claim-resource.ts). */
+  /** The provider of `Custom::AllotClaim` (lib/service/requests/claim-resource.ts). */
   public readonly claimResourceFunction: lambda.Function;
   /**
    * The service token of `Custom::AllotClaim`: the claim-resource function's ARN. `AllotClaim` and

@@ -38,7 +38,7 @@ export function streamEventSourceProps(deadLetterQueue: sqs.IQueue): DynamoEvent
 }
 
 /**
- * The history function's event source (lib/service/history.ts): the table stream's second reader
+ * The history function's event source (lib/service/history/changes.ts): the table stream's second reader
  * (DynamoDB Streams serves two readers per shard at once; this and the stream function's are the two).
  * A batch that fails is retried whole from its first record until it succeeds or its records leave the
  * stream (24 hours): no bisecting, no partial failures, no dead-letter queue, since a record left out

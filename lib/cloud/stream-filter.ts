@@ -29,7 +29,7 @@ export const STREAM_FILTER_PATTERNS: readonly FilterPattern[] = [
 ];
 
 /**
- * The records the history function needs (lib/service/history.ts), for its own event source mapping:
+ * The records the history function needs (lib/service/history/changes.ts), for its own event source mapping:
  * every change of a pool, a claim or an allocation object, whatever it was before or became.
  */
 export const HISTORY_FILTER_PATTERNS: readonly FilterPattern[] = [

@@ -16,7 +16,7 @@
  * It is 4: with 4, test/integration/claims.test.ts once ended with a pool's counts one short (an object
  * made before its pool, whose batch read "no pool" and then wrote its marker just after the pool's first
  * recount in another batch); the counts step now reads a pool again that its batch found missing
- * (service/tally.ts applyMarkers; test/faults/stream-delivery.test.ts replays that order). Batches of
+ * (service/counts/tally.ts applyMarkers; test/faults/stream-delivery.test.ts replays that order). Batches of
  * two shards raced the same way at a factor of 1.
  */
 export const STREAM_MAPPING = {

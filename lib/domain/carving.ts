@@ -2,7 +2,7 @@
  * IP pools carved from a pool (api.md, "Pools"): `prefixesFrom: { claimRef: { name } }` instead of
  * `prefixes`. The pool's prefixes are then the value of that Claim (on an IPPrefixPool of the same
  * namespace), which the store keeps on the pool record as `carved` once the claim holds one (the stream
- * function and the pool's creation write it; service/carving.ts). Until then the pool has no candidates.
+ * function and the pool's creation write it; service/allocation/carving.ts). Until then the pool has no candidates.
  */
 import type { Cause } from './errors.ts';
 import type { PoolKind } from './kinds.ts';

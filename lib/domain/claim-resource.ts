@@ -1,6 +1,6 @@
 /**
  * The vocabulary `Custom::AllotClaim` shares between its construct (lib/cloud/claim.ts) and its provider
- * (lib/service/claim-resource.ts): the resource type and the annotations a claim made by a stack
+ * (lib/service/requests/claim-resource.ts): the resource type and the annotations a claim made by a stack
  * carries (docs/stacks.md).
  */
 export const CLAIM_RESOURCE_TYPE = 'Custom::AllotClaim';

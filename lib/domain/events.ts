@@ -25,7 +25,7 @@ import type { AllocationRecord, ClaimRecord, Condition, PoolRecord } from './rec
 /** `source` of every event Allot publishes. */
 export const EVENT_SOURCE = 'allot';
 
-/** Detail types of the requests Allot takes from an event bus (`lib/service/invocation.ts`). */
+/** Detail types of the requests Allot takes from an event bus (`lib/service/requests/invocation.ts`). */
 export const CLAIM_REQUESTED = 'Allot Claim Requested';
 export const RELEASE_REQUESTED = 'Allot Release Requested';
 
@@ -106,7 +106,7 @@ export type AllotEvent = {
   [T in DetailType]: { source: typeof EVENT_SOURCE; detailType: T; detail: DetailOf[T] };
 }[DetailType];
 
-/** One stream record, unmarshalled: the shape `lib/service/reconcile.ts` takes, plus when it was written. */
+/** One stream record, unmarshalled: the shape `lib/service/stream/reconcile.ts` takes, plus when it was written. */
 export interface StreamChange {
   eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
   oldImage?: Record<string, unknown>;
@@ -122,7 +122,7 @@ export const TTL_IDENTITY = { type: 'Service', principalId: 'dynamodb.amazonaws.
 
 /**
  * Whether a claim's removal was its lease's end: TTL's delete, or one made after the end (every delete
- * of ours then is an expiry: a DELETE finds the claim gone already, service/leases.ts). The record's
+ * of ours then is an expiry: a DELETE finds the claim gone already, service/leases/leases.ts). The record's
  * time is whole seconds rounded down, hence the second allowed.
  */
 export function removalExpired(claim: ClaimRecord, change: StreamChange): boolean {

@@ -6,7 +6,7 @@
  * prefix of length L covers the aligned run of 2^(max−L) finest slots from `network >> (bits − max)`.
  * For a claim of length L the pool is, as far as candidates go, a pool of that one length
  * (`atLength(L)`): the aligned sub-prefixes of each prefix, in spec order. Which of them are free is
- * the store's to say: no allocation object of any length may overlap one (service/prefix-check.ts).
+ * the store's to say: no allocation object of any length may overlap one (service/allocation/prefix-check.ts).
  */
 import type { Cause } from './errors.ts';
 import { countCandidates, intersectSegments, type Segment } from './candidates.ts';

@@ -38,7 +38,7 @@ export interface PoolCounts {
    */
   epoch?: string;
   /**
-   * Markers (block-summary slot changes, lib/service/tally.ts) these counts already hold, by id → when (epoch
+   * Markers (block-summary slot changes, lib/service/counts/tally.ts) these counts already hold, by id → when (epoch
    * seconds): a marker is applied once, however often its records are delivered.
    */
   applied?: Record<string, number>;
@@ -58,7 +58,7 @@ export interface PoolRecord {
   counts?: PoolCounts;
   /**
    * A pool carved from a claim (`spec.prefixesFrom`): that claim's value as its prefixes, once it holds
-   * one, and since when (service/carving.ts writes it).
+   * one, and since when (service/allocation/carving.ts writes it).
    */
   carved?: { prefixes: string[]; since: string; claimUid: string };
   /** Bumped on every write by a handler: replace and delete are conditional on it. */
@@ -150,7 +150,7 @@ export interface ClaimStubRecord {
 }
 
 /**
- * A name hold (service/name-holds.ts): a user's allocation object is named like the deterministic name of
+ * A name hold (service/allocation/name-holds.ts): a user's allocation object is named like the deterministic name of
  * a value of another pool (`idx-1` for value 1 of pool `idx`), so this item sits at that value's
  * allocation key. Claims of that pool find the key taken, exactly as for a held value, and the name
  * cannot be given twice: one key, one item.
@@ -177,7 +177,7 @@ export interface NameHoldRecord {
 /**
  * A freed value held back (api.md, "Pools": `quarantineSeconds`): put at the value's allocation key when a
  * Recycle pool's allocation object goes, so claims find the key taken, exactly as for a held value, and the
- * search's bitmap shows it held. It goes at `until` (TTL, or the expiry run; service/quarantine.ts), and its
+ * search's bitmap shows it held. It goes at `until` (TTL, or the expiry run; service/leases/quarantine.ts), and its
  * REMOVE frees the value and wakes waiting claims as an object's would.
  */
 export interface QuarantineRecord {

@@ -1,5 +1,5 @@
 /** The OpenAPI schema of the repair sweep's answer (`POST /v1/namespaces/{namespace}/repair`). */
-import { REPAIR_KINDS } from '../service/repair-sweep.ts';
+import { REPAIR_KINDS } from '../service/repair/state.ts';
 
 import type { Schema } from '../domain/schemas.ts';
 

@@ -4,7 +4,7 @@
  * `intervalMs`. One sweep at a time; every registered namespace, one budgeted run each.
  */
 import type { ClaimContext } from '../service/context.ts';
-import { REPAIR_KINDS, sweepAll, totalFixed, type RepairReport } from '../service/repair.ts';
+import { REPAIR_KINDS, sweepAll, totalFixed, type RepairReport } from '../service/repair/sweep.ts';
 
 /** The local default: a third of a minute, so an orphan past its 30-second grace waits at most 20 s more. */
 export const LOCAL_REPAIR_INTERVAL_MS = 20_000;

@@ -52,7 +52,7 @@ export interface StreamOptions {
   /**
    * A second reader of the stream beside the stream function (the history function, as deployed): its
    * own filter patterns, a batch that throws retried whole until it succeeds, never bisected; with
-   * dynalite it keeps no journal (service/history.ts says what a restart does instead).
+   * dynalite it keeps no journal (service/history/changes.ts says what a restart does instead).
    */
   reader?: { name: string; filters: readonly FilterPattern[] };
 }

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { LONG_POLL_MS, type WatchSink } from '../../functions/http-chain.ts';
 import { RESOURCES } from '../domain/kinds.ts';
-import { resetHistories } from '../service/history.ts';
+import { resetHistories } from '../service/history/changes.ts';
 import { RepairStore } from '../store/repairs.ts';
 import type { Table } from '../store/table.ts';
 
@@ -62,7 +62,7 @@ export function watchStream(response: ServerResponse, mode: WatchMode | undefine
   return { sink, controller, started: () => started, lines };
 }
 
-/** Marks every registered namespace's collections' histories as restarted (service/history.ts). */
+/** Marks every registered namespace's collections' histories as restarted (service/history/changes.ts). */
 export async function restartHistories(table: Table): Promise<void> {
   const registry = new RepairStore(table);
   const names: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * The history watches read (service/history.ts has the protocol and its argument): per namespace and
+ * The history watches read (service/history/changes.ts has the protocol and its argument): per namespace and
  * resource, entries numbered 1, 2, 3, … with no gap, each appended by a conditional put on the next
  * number, so the put is the arbiter between history functions appending at once; a head item that
  * keeps the highest number once its entries have expired; and a marker per batch of stream records, so

@@ -1,5 +1,5 @@
 /**
- * Name holds (service/name-holds.ts says why and when): an item at another value's allocation key that
+ * Name holds (service/allocation/name-holds.ts says why and when): an item at another value's allocation key that
  * keeps a user's object's name unique and that value from being handed out. Every write is conditional
  * on the holding object's uid, so a request, its retry and the stream function never undo each other.
  */

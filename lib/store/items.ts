@@ -2,7 +2,7 @@
  * Item shapes of the table as stored, pure: an allocation object with its index entry, and a group
  * summary (a bitmap of held slots, `b`, of those held by name holds, `h`, and of those held back by a
  * quarantine, `z` (a subset of `h`: neither is an allocation object); its version, and the slot
- * changes not yet confirmed in the pool's counts, `q_<id>`; service/tally.ts keeps them).
+ * changes not yet confirmed in the pool's counts, `q_<id>`; service/counts/tally.ts keeps them).
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import type { Resource } from '../domain/kinds.ts';
@@ -37,7 +37,7 @@ const GROUP_BYTES = Number(1n << GROUP_BITS) / 8;
  * slots from `offset` flipped: 1 but for pools of a range of prefix lengths), `objects`, the change
  * in allocation objects when it differs from `delta` (a name hold holds a slot but is no allocation
  * object: 0; a hold that replaced an object: −1; a run of a pool of a range of prefix lengths counts
- * one object at its first group only; service/tally-runs.ts), and `quarantined`, the change in values
+ * one object at its first group only; service/counts/runs.ts), and `quarantined`, the change in values
  * held back by a quarantine (absent: 0).
  */
 export type MarkerEntry = [
@@ -53,7 +53,7 @@ export type MarkerEntry = [
 export interface GroupSummary {
   /** Bit i: slot (group << GROUP_BITS) + i is held, by an allocation object or a name hold. */
   bits: Uint8Array;
-  /** Bit i: what holds slot i is a name hold (service/name-holds.ts), not an allocation object. */
+  /** Bit i: what holds slot i is a name hold (service/allocation/name-holds.ts), not an allocation object. */
   holds: Uint8Array;
   /** Bit i: what holds slot i is a quarantine (domain/records.ts QuarantineRecord); its `holds` bit is set too. */
   quarantines: Uint8Array;
@@ -63,7 +63,7 @@ export interface GroupSummary {
   pending: Map<string, MarkerEntry[]>;
   /** Whether the pool's directory lists this group. */
   listed: boolean;
-  /** Pools of a range of prefix lengths: the objects whose runs touch the group (service/tally-runs.ts). */
+  /** Pools of a range of prefix lengths: the objects whose runs touch the group (service/counts/runs.ts). */
   members: Set<string>;
 }
 

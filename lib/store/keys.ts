@@ -84,7 +84,7 @@ export function allocationIndexKeys(
 /** log2 of the slots one group summary covers: 4096 slots, a 512-byte bitmap. */
 export const GROUP_BITS = 12n;
 
-/** A group of a pool's slot space: the unit the stream function summarises (service/tally.ts). */
+/** A group of a pool's slot space: the unit the stream function summarises (service/counts/tally.ts). */
 export interface GroupRef {
   family: 4 | 6 | undefined;
   group: bigint;
@@ -183,7 +183,7 @@ export function repairCursorKey(namespace: string): ItemKey {
 
 /**
  * A namespace's history of one resource, kept by the history function for watches
- * (service/history.ts): `W#<ns>#<resource>` / the entry's sequence number, 15 digits, and `~`, the
+ * (service/history/changes.ts): `W#<ns>#<resource>` / the entry's sequence number, 15 digits, and `~`, the
  * head (the highest number appended), which outlives the entries.
  */
 export function historyPk(namespace: string, resource: Resource): string {
@@ -206,7 +206,7 @@ export const leaseShardKey = (shard: number) => `L#${shard}`;
 
 /**
  * An item that ends by itself (a lease's claim, a quarantine): its end as the TTL attribute (epoch
- * seconds), and its entry in the leases index, where the expiry run finds it (service/leases.ts).
+ * seconds), and its entry in the leases index, where the expiry run finds it (service/leases/leases.ts).
  */
 export function leaseAttributes(key: ItemKey, endsAt: string) {
   return {

@@ -51,7 +51,7 @@ export class Lists {
             KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
             FilterExpression: 't = :t',
             // Strongly consistent: a list shows every write made before it, so a watch from its
-            // resourceVersion misses none after it (service/history.ts, 4.).
+            // resourceVersion misses none after it (service/history/changes.ts, 4.).
             ConsistentRead: true,
             ExpressionAttributeValues: {
               ':pk': `O#${namespace}#${resource}#${shard}`,

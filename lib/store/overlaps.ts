@@ -1,6 +1,6 @@
 /**
  * Allocation objects of IPPrefixPools with a range of lengths (`allocationPrefixLengths`): their keys,
- * and the strongly consistent read that finds an object overlapping a prefix (service/prefix-check.ts
+ * and the strongly consistent read that finds an object overlapping a prefix (service/allocation/prefix-check.ts
  * says why that read, after the prefix's own conditional put, keeps any two objects from overlapping).
  *
  * Key: pk `A#<ns>#IPPrefixPool#<pool>#v<family>.L<anchor>`, where the anchor is the prefix's /min
@@ -9,7 +9,7 @@
  * descendants are all in its own partition; sorting by (network, length) puts its descendants right
  * after it: sk from `<network>/<length + 1>` to `<last address>/<max>` is exactly them.
  *
- * Held prefixes: a name hold of a prefix (service/name-holds.ts) sits at the fixed-layout key, which a
+ * Held prefixes: a name hold of a prefix (service/allocation/name-holds.ts) sits at the fixed-layout key, which a
  * pool of a range of lengths does not use, and it may come before the pool, whose layout is then
  * unknown. So the hold also leaves a mark in a partition of the pool's own, whatever its lengths: pk
  * `A#<ns>#IPPrefixPool#<pool>#v<family>.H`, sk as above (ancestors by key, descendants by one Query), and
@@ -206,7 +206,7 @@ export class Overlaps {
 
   /**
    * Marks a held prefix (flag first, then the mark: an overlap read that misses the flag was made before
-   * the mark, service/name-holds.ts). A mark left by an earlier hold of the prefix is replaced.
+   * the mark, service/allocation/name-holds.ts). A mark left by an earlier hold of the prefix is replaced.
    */
   async mark(pool: PoolId, value: ParsedValue, record: HeldPrefixRecord): Promise<void> {
     const family = value.family as 4 | 6;

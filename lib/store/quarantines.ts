@@ -1,5 +1,5 @@
 /**
- * Quarantines (service/quarantine.ts says when): an item at a freed value's allocation key that keeps
+ * Quarantines (service/leases/quarantine.ts says when): an item at a freed value's allocation key that keeps
  * the value from being handed out until its time. It ends by itself (TTL, and the leases index for the
  * expiry run), and every delete is conditional on the quarantine as read, so one put since stays.
  */

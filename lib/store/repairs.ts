@@ -1,5 +1,5 @@
 /**
- * The calls of the repair sweep (service/repair.ts) that no request path makes: the namespace registry,
+ * The calls of the repair sweep (service/repair/sweep.ts) that no request path makes: the namespace registry,
  * the sweep's cursor, pages of a namespace's claim items (claims and stubs), pages of one pool's
  * allocation objects and of one group's, and dropping a stub. Every read goes through a key or an index;
  * none scans the table.

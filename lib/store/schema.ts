@@ -14,7 +14,7 @@ export const TABLE_SORT_KEY = 'sk';
 
 /**
  * The table's TTL attribute (epoch seconds): DynamoDB deletes an item some time after it (days, not on
- * time), so what reads such items treats them as gone once it passes (service/history.ts).
+ * time), so what reads such items treats them as gone once it passes (service/history/changes.ts).
  */
 export const TTL_ATTRIBUTE = 'expiresAt';
 
@@ -22,7 +22,7 @@ export const ALLOCATIONS_INDEX = 'allocations';
 export const WAITING_INDEX = 'waiting';
 /**
  * Claims with a lease, by shard and lease end (sparse: only they carry `lpk`/`lsk`): the expiry run finds
- * the leases that ended without a Scan (service/leases.ts).
+ * the leases that ended without a Scan (service/leases/leases.ts).
  */
 export const LEASES_INDEX = 'leases';
 

@@ -1,6 +1,6 @@
 /**
  * The stream function's bookkeeping of a pool: group summaries (read by claims as a hint, written by
- * service/tally.ts), the directory of summarised groups, and the pool's counts.
+ * service/counts/tally.ts), the directory of summarised groups, and the pool's counts.
  */
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -165,7 +165,7 @@ export class Summaries {
     for await (const ref of this.listedGroups(pool)) {
       const { holds, members, version } = await this.readGroup(pool, ref);
       if (holds.some((byte) => byte !== 0)) {
-        // In a pool of a range of prefix lengths the holds are members too (`…h`, service/tally-runs.ts).
+        // In a pool of a range of prefix lengths the holds are members too (`…h`, service/counts/runs.ts).
         const held = [...members].filter((id) => id.endsWith('h'));
         await this.io.doc.send(
           new PutCommand({

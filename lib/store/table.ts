@@ -46,9 +46,9 @@ import { HistoryStore } from './history.ts';
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
   readonly summaries = new Summaries(this);
-  /** Name holds of pre-provisioned objects named like another value (service/name-holds.ts). */
+  /** Name holds of pre-provisioned objects named like another value (service/allocation/name-holds.ts). */
   readonly holds = new NameHolds(this);
-  /** Freed values held back (service/quarantine.ts). */
+  /** Freed values held back (service/leases/quarantine.ts). */
   readonly quarantines = new Quarantines(this);
   /** Keys and overlap reads of IPPrefixPools with a range of lengths. */
   readonly overlaps = new Overlaps(this);
@@ -56,7 +56,7 @@ export class Table extends TableClient {
   readonly carvings = new Carvings(this);
   /** Pages of a namespace's pools, claims and allocation objects, selected or not. */
   readonly lists = new Lists(this);
-  /** The history watches read (service/history.ts). */
+  /** The history watches read (service/history/changes.ts). */
   readonly history = new HistoryStore(this);
 
   // ------------------------------------------------------------ generic reads

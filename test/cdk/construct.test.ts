@@ -445,7 +445,7 @@ describe('permissions', () => {
         table: sorted(ITEM_ACTIONS),
         'index/allocations': ['dynamodb:Query'],
         'index/waiting': ['dynamodb:Query'],
-        // The lease expiry's every minute (service/leases.ts).
+        // The lease expiry's every minute (service/leases/leases.ts).
         'index/leases': ['dynamodb:Query'],
       },
     ],

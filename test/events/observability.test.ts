@@ -226,7 +226,7 @@ describe('the stream function', () => {
 describe('the repair function', () => {
   it('reports Repairs per kind of fix, with a Kind dimension, on its scheduled run', async () => {
     const { createRepairHandler } = await import('../../functions/repair.ts');
-    const { REPAIR_KINDS } = await import('../../lib/service/repair.ts');
+    const { REPAIR_KINDS } = await import('../../lib/service/repair/sweep.ts');
     const handler = createRepairHandler({ table: allot.table });
     // This file's store has no stream: the pool made above has no counts yet, which the sweep recounts.
     const context = { ...fakeContext('allot-repair'), getRemainingTimeInMillis: () => 120_000 };

@@ -1,6 +1,6 @@
 /**
  * A claim handler instance remembers each pool as its last claim read it, to fetch the summary its next
- * search reads first beside the pool (lib/service/claim-reads.ts). The memory must never decide: after the
+ * search reads first beside the pool (lib/service/allocation/claim-reads.ts). The memory must never decide: after the
  * pool's spec changes, or the pool is deleted, or deleted and made again with other candidates, the next
  * claim through the remembering instance gets a value of the pool as it is now, or waits for a pool that
  * is gone, while the instance still remembers the old pool.

@@ -392,7 +392,7 @@ describe('a rejected request', () => {
     await allot.stream!.drained();
     await allot.history!.drained();
     // A list of allocation objects takes its resourceVersion from an entry some seconds old
-    // (service/history.ts): it moves with the clock, not with writes, so it is left out here.
+    // (service/history/changes.ts): it moves with the clock, not with writes, so it is left out here.
     const snapshot = async () =>
       Promise.all(
         ['indexpools', 'claims', 'indices', 'ipaddresspools', 'ipaddresses'].map(async (resource) => {

@@ -3,12 +3,12 @@
  * "Allocation objects": any valid name is accepted, and the name is the arbiter), over HTTP: IPv4, IPv6
  * and prefix names, a pool created only later, concurrent POSTs of one name, a name already taken by
  * the value's object, deletes and cascades, and a request that dies between its writes
- * (service/name-holds.ts).
+ * (service/allocation/name-holds.ts).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_VERSION, claim, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
-import { HANDLER_DEADLINE_MS } from '../../lib/service/decide.ts';
+import { HANDLER_DEADLINE_MS } from '../../lib/service/allocation/decide.ts';
 import { allocatedState, availableState, expectFailure } from './support.ts';
 
 const faults = new Faults(seededRandom(13));

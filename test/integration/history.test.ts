@@ -1,5 +1,5 @@
 /**
- * The history watches read (lib/service/history.ts), held to the argument in its header, through the
+ * The history watches read (lib/service/history/changes.ts), held to the argument in its header, through the
  * real history handler on the real store: records of different items on different shards, batches of
  * shards delivered at once to different handler instances, batches retried from their first record after
  * a handler died part way, batches delivered twice, SDK retries of writes whose answer was lost. Then:
@@ -23,7 +23,7 @@ import type { Resource } from '../../lib/domain/kinds.ts';
 import { changesOf, type HistoryEvent } from '../../lib/domain/watch.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import type { AllotStore } from '../../lib/local/stores.ts';
-import { HISTORY_RETENTION_MS, positionOf, resetHistories } from '../../lib/service/history.ts';
+import { HISTORY_RETENTION_MS, positionOf, resetHistories } from '../../lib/service/history/changes.ts';
 import type { HistoryEntry } from '../../lib/store/history.ts';
 import { shardOf } from '../../lib/store/keys.ts';
 import { Table } from '../../lib/store/table.ts';

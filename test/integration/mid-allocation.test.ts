@@ -6,7 +6,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { claim, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
-import { HANDLER_DEADLINE_MS } from '../../lib/service/decide.ts';
+import { HANDLER_DEADLINE_MS } from '../../lib/service/allocation/decide.ts';
 import { allocatedState } from './support.ts';
 
 const faults = new Faults(seededRandom(13));

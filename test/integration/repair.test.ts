@@ -1,5 +1,5 @@
 /**
- * The repair sweep (lib/service/repair.ts) against the real store: on a healthy namespace it only reads
+ * The repair sweep (lib/service/repair/sweep.ts) against the real store: on a healthy namespace it only reads
  * (write requests counted by an SDK middleware on its client); with stream records lost for good it finds
  * each kind of inconsistency, fixes it, and a second sweep then finds nothing; a young orphan is left to
  * its grace period; a dry run changes nothing; a small budget sweeps a namespace over several runs; and an
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStreamHandler } from '../../functions/stream.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import type { AllocationRecord, ClaimRecord, NameHoldRecord } from '../../lib/domain/records.ts';
-import { sweepNamespace, REPAIR_KINDS, type RepairReport } from '../../lib/service/repair.ts';
+import { sweepNamespace, REPAIR_KINDS, type RepairReport } from '../../lib/service/repair/sweep.ts';
 import { allocationKey, objectKey, repairCursorKey } from '../../lib/store/keys.ts';
 import { Table } from '../../lib/store/table.ts';
 import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
@@ -23,7 +23,7 @@ import { ipPrefixValues } from '../../lib/domain/ip.ts';
 import type { ParsedValue } from '../../lib/domain/values.ts';
 import { rangedAllocationKey } from '../../lib/store/overlaps.ts';
 import { poolKeyOf } from '../../lib/store/keys.ts';
-import { bitmapsOfMembers, holdMemberId, memberId } from '../../lib/service/tally-runs.ts';
+import { bitmapsOfMembers, holdMemberId, memberId } from '../../lib/service/counts/runs.ts';
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 

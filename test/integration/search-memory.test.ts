@@ -1,5 +1,5 @@
 /**
- * A claim handler remembers where its searches in a pool can start (lib/service/search-memory.ts: past
+ * A claim handler remembers where its searches in a pool can start (lib/service/allocation/search-memory.ts: past
  * the value it took last) until the stream function writes a new epoch, which it does whenever a value may
  * have been freed. A value taken and released at once may have its object's INSERT and REMOVE in one
  * stream batch, coalesced into no change of the summaries: the epoch must move all the same, or the

@@ -4,7 +4,7 @@
  * each of its cases is pinned here against the store.
  */
 import { describe, expect, it } from 'vitest';
-import { allocatedOutcome, waitingOutcome } from '../../lib/service/decide.ts';
+import { allocatedOutcome, waitingOutcome } from '../../lib/service/allocation/decide.ts';
 import type { AllocationRecord, ClaimRecord, ItemKey } from '../../lib/domain/records.ts';
 
 import { useTestAllot } from '../helpers/allot.ts';

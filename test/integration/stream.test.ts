@@ -6,8 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createStreamHandler } from '../../functions/stream.ts';
-import { decide, readPool } from '../../lib/service/decide.ts';
-import { refreshPool } from '../../lib/service/reconcile.ts';
+import { decide, readPool } from '../../lib/service/allocation/decide.ts';
+import { refreshPool } from '../../lib/service/stream/reconcile.ts';
 import { Table } from '../../lib/store/table.ts';
 
 import { claim, indexPool, useTestAllot, API_VERSION } from '../helpers/allot.ts';

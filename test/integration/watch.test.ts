@@ -7,7 +7,7 @@
  */
 import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { HISTORY_RETENTION_MS } from '../../lib/service/history.ts';
+import { HISTORY_RETENTION_MS } from '../../lib/service/history/changes.ts';
 import { watchCollection } from '../../lib/service/operations/watch.ts';
 import { client, startTestAllot, useTestAllot } from '../helpers/allot.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';

@@ -157,7 +157,7 @@ describe('concurrent claims of lengths /20../28 in one /16', () => {
 const CLAIMS = ['a', 'b', 'c', 'd', 'e', 'f'];
 /** The pool of the objects whose names hold prefixes of POOL. */
 const HOLDERS = 'holders';
-/** The name that holds `prefix` of POOL (service/name-holds.ts). */
+/** The name that holds `prefix` of POOL (service/allocation/name-holds.ts). */
 const holdingName = (prefix: string) => `${POOL}-${prefix.replace(/[./]/g, '-')}`;
 /** The pool carved from claim "a". */
 const SUB = 'from-a';

@@ -8,12 +8,12 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createHttpHandler } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
-import { HANDLER_DEADLINE_MS } from '../../lib/service/decide.ts';
+import { HANDLER_DEADLINE_MS } from '../../lib/service/allocation/decide.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import type { AllotStore, ChangeFeed } from '../../lib/local/stores.ts';
 import { Table } from '../../lib/store/table.ts';
-import { sweepNamespace, type RepairReport } from '../../lib/service/repair.ts';
-import { expireLeases } from '../../lib/service/leases.ts';
+import { sweepNamespace, type RepairReport } from '../../lib/service/repair/sweep.ts';
+import { expireLeases } from '../../lib/service/leases/leases.ts';
 import { LocalTtl } from '../../lib/local/ttl.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom, type FaultKind } from '../helpers/faults.ts';
@@ -138,7 +138,7 @@ export class World {
     };
   }
 
-  /** One run of the repair sweep over the model's namespace (lib/service/repair.ts). */
+  /** One run of the repair sweep over the model's namespace (lib/service/repair/sweep.ts). */
   async repair(): Promise<RepairReport> {
     this.sweeps++;
     const report = await sweepNamespace({ table: this.streamTable }, NAMESPACE, { recheckMs: 0 }).catch(
@@ -152,7 +152,7 @@ export class World {
   }
 
   /**
-   * The deployed expiry run (every minute: lib/service/leases.ts), on the stream function's client and
+   * The deployed expiry run (every minute: lib/service/leases/leases.ts), on the stream function's client and
    * faults, as the repair function's; a run that dies just stops (the next finds what it left).
    */
   async expireLeases(): Promise<number> {
@@ -189,9 +189,9 @@ export interface Snapshot {
   pools: Item[];
   claims: Item[];
   allocations: Item[];
-  /** Name holds (lib/service/name-holds.ts): a name of another value, kept at that value's key. */
+  /** Name holds (lib/service/allocation/name-holds.ts): a name of another value, kept at that value's key. */
   holds: Item[];
-  /** Freed values held back (lib/service/quarantine.ts), each at its value's key. */
+  /** Freed values held back (lib/service/leases/quarantine.ts), each at its value's key. */
   quarantines: Item[];
 }
 

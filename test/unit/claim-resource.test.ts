@@ -1,11 +1,11 @@
 /**
- * The names and ids of `Custom::AllotClaim` (lib/service/claim-resource.ts): a derived claim name is
+ * The names and ids of `Custom::AllotClaim` (lib/service/requests/claim-resource.ts): a derived claim name is
  * always a valid claim name, the same for the same stack, resource and spec, and another for any other.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { nameProblem } from '../../lib/domain/names.ts';
-import { derivedClaimName, parsePhysicalId } from '../../lib/service/claim-resource.ts';
+import { derivedClaimName, parsePhysicalId } from '../../lib/service/requests/claim-resource.ts';
 
 // CloudFormation: a stack name is 1..128 of [A-Za-z0-9-] starting with a letter; a logical id is alphanumeric.
 const stackName = fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,127}$/);

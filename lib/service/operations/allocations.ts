@@ -33,10 +33,10 @@ import { allocationKey, nameKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
 import { RepairStore } from '../../store/repairs.ts';
-import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../name-holds.ts';
+import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../allocation/name-holds.ts';
 import { isRanged } from '../../domain/prefix-pools.ts';
 import { rangedAllocationKey } from '../../store/overlaps.ts';
-import { layoutOf, placeChecked } from '../prefix-check.ts';
+import { layoutOf, placeChecked } from '../allocation/prefix-check.ts';
 import {
   OperationRequest,
   Reply,
@@ -126,7 +126,7 @@ export function checkAllocationBody(
 }
 
 /**
- * Finds an allocation object by name (service/name-holds.ts): a name that stands for a value is that
+ * Finds an allocation object by name (service/allocation/name-holds.ts): a name that stands for a value is that
  * value's key, where the object itself is (its own value) or its name hold, pointing at it; any other name
  * has a name item.
  */
@@ -211,7 +211,7 @@ export async function createAllocation(
   // A custom name is reserved first, so a retry after a crash finds its own reservation and completes.
   if (custom && !(await ctx.table.putName(nameKey(namespace, info.allocationResource, allocationName), key)))
     throw exists();
-  // A name that stands for another value is held first, at that value's key (service/name-holds.ts).
+  // A name that stands for another value is held first, at that value's key (service/allocation/name-holds.ts).
   const holdKey =
     role.role === 'held' ? holdKeyOf(namespace, info.kind, info.allocationKind, role) : undefined;
   if (role.role === 'held') {
@@ -227,7 +227,7 @@ export async function createAllocation(
       ).about(info.allocationKind, allocationName);
     }
   }
-  // A pool of a range of lengths: W, then R for overlap (service/prefix-check.ts).
+  // A pool of a range of lengths: W, then R for overlap (service/allocation/prefix-check.ts).
   const placement = layout
     ? await placeChecked(ctx, poolId, layout, checked.value, record, info.allocationResource)
     : undefined;

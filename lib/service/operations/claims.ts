@@ -1,5 +1,5 @@
 /**
- * Claim operations (api.md, "Claim"): a claim's POST or PUT allocates before it answers (service/decide.ts
+ * Claim operations (api.md, "Claim"): a claim's POST or PUT allocates before it answers (service/allocation/decide.ts
  * decides the value); DELETE releases it, and the stream function applies the reclaim policy.
  */
 import { AlreadyExistsError, ClaimInUseError } from '../../domain/errors.ts';
@@ -18,7 +18,7 @@ import { parseRange } from '../../domain/ranges.ts';
 import { parsePrefix } from '../../domain/ip.ts';
 import { claimSpace } from '../../domain/prefix-pools.ts';
 import { LEASE_SECONDS_MAX, LEASE_SECONDS_MIN } from '../../domain/schemas.ts';
-import { expireClaim, expiredNow, leaseFrom, liveClaim } from '../leases.ts';
+import { expireClaim, expiredNow, leaseFrom, liveClaim } from '../leases/leases.ts';
 
 import {
   Causes,
@@ -40,9 +40,9 @@ import {
   readPool,
   settle,
   type Outcome,
-} from '../decide.ts';
-import { allocationOutcome, midAllocation } from '../outcome.ts';
-import { readForClaim, type ClaimReads } from '../claim-reads.ts';
+} from '../allocation/decide.ts';
+import { allocationOutcome, midAllocation } from '../allocation/outcome.ts';
+import { readForClaim, type ClaimReads } from '../allocation/claim-reads.ts';
 import type { Stored } from '../../store/items.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
@@ -307,7 +307,7 @@ async function writeClaim(
       const inTheWay =
         (error.item as Stored<ClaimRecord> | undefined) ?? (await ctx.table.get<ClaimRecord>(key));
       if (inTheWay?.metadata?.uid === record.metadata.uid) return {};
-      // A claim whose lease ended is gone (service/leases.ts): deleted under its lease's condition, and
+      // A claim whose lease ended is gone (service/leases/leases.ts): deleted under its lease's condition, and
       // the name made anew. Twice at most: a name that keeps being taken is another request's.
       if (inTheWay?.t === 'claim' && expiredNow(ctx, inTheWay) && attempt < 2) {
         await expireClaim(ctx, key, inTheWay);
@@ -485,7 +485,7 @@ export async function deleteClaim(request: OperationRequest, ctx: ClaimContext):
   checkUnchangedSince(request, () => claimObject(current));
   // Then, before the delete, whether a pool is carved from it (api.md, "Pools": that pool keeps the
   // claim; delete the pool first). Only a claim on an IPPrefixPool gives a carved pool its prefixes
-  // (service/carving.ts), so only its release pays this read, one round trip more.
+  // (service/allocation/carving.ts), so only its release pays this read, one round trip more.
   const [carving] =
     current.spec.poolRef.kind === 'IPPrefixPool' ? await ctx.table.carvings.of(namespace, name, 1) : [];
   if (carving) {

@@ -12,14 +12,14 @@ import {
   type Resource,
 } from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
-import { liveClaim } from '../leases.ts';
+import { liveClaim } from '../leases/leases.ts';
 import { claimObject, poolObject, type ApiObject, timestamp } from '../../domain/objects.ts';
 import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
 
 import { isObject, type JsonObject, type Metadata } from '../../domain/validation.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
-import { allocationOutcome, midAllocation } from '../outcome.ts';
+import { allocationOutcome, midAllocation } from '../allocation/outcome.ts';
 export interface OperationRequest {
   params: Record<string, string>;
   query: Record<string, string | undefined>;
@@ -27,7 +27,7 @@ export interface OperationRequest {
   /**
    * A PATCH's read of the object: the replace goes ahead only while the object is still as read (else
    * `ChangedSinceRead`, and the PATCH reads again), and never creates one. A claim's delete takes it too
-   * (lib/service/claim-resource.ts deletes only the claim it read).
+   * (lib/service/requests/claim-resource.ts deletes only the claim it read).
    */
   unchangedSince?: ApiObject;
   /** A watch: where its lines go and how long it lasts (operations/watch.ts). */

@@ -1,7 +1,7 @@
 /**
  * Lists (api.md, "Routes"): a namespace's collection page by page, or every namespace's, with
  * Kubernetes' `labelSelector` and `fieldSelector` (lib/domain/selection.ts) and a `resourceVersion`
- * from the collection's history (service/history.ts) that a watch starts from.
+ * from the collection's history (service/history/changes.ts) that a watch starts from.
  *
  * What a selected list reads: a selector on `metadata.name` is one read by key; `spec.poolRef.name=` of
  * allocation objects reads only that pool's part of the index (as `?pool=`); `metadata.namespace` picks
@@ -13,7 +13,7 @@ import { BadRequestError } from '../../domain/errors.ts';
 import { isAllocationResource, poolInfoByAllocationResource, type Resource } from '../../domain/kinds.ts';
 import { nameProblem } from '../../domain/names.ts';
 import { leaseExpired } from '../../domain/leases.ts';
-import { liveClaim } from '../leases.ts';
+import { liveClaim } from '../leases/leases.ts';
 import { allocationObject, claimObject, poolObject, type ApiObject } from '../../domain/objects.ts';
 import type { AllocationRecord, ClaimRecord, PoolRecord } from '../../domain/records.ts';
 import {
@@ -27,8 +27,8 @@ import {
 import { decodeContinue, encodeContinue, objectKey, type ContinueToken } from '../../store/keys.ts';
 import { RepairStore } from '../../store/repairs.ts';
 import { nowMs, type ClaimContext } from '../context.ts';
-import { listVersion } from '../history.ts';
-import { allocationOutcome } from '../outcome.ts';
+import { listVersion } from '../history/changes.ts';
+import { allocationOutcome } from '../allocation/outcome.ts';
 import { findAllocation } from './allocations.ts';
 import { namespaceOf, poolOf, type OperationRequest, type Reply } from './common.ts';
 
@@ -103,7 +103,7 @@ export async function collectionPage(
     after,
     keep,
   );
-  // A claim whose lease ended is gone (service/leases.ts): left out, for its reader or TTL to delete.
+  // A claim whose lease ended is gone (service/leases/leases.ts): left out, for its reader or TTL to delete.
   const now = nowMs(ctx);
   return {
     items: page.items
@@ -150,7 +150,7 @@ export async function listCollection(
   const plan = listPlan(request, resource);
   if (plan.token && plan.token.after === undefined)
     throw new BadRequestError('continue is not a token of this list');
-  // Read before the pages (service/history.ts, 4.); the pages after the first carry the first's.
+  // Read before the pages (service/history/changes.ts, 4.); the pages after the first carry the first's.
   const version =
     plan.token?.rv ?? (await listVersion(ctx.table, namespace, resource, isAllocationResource(resource)));
   const page = await collectionPage(ctx, namespace, resource, plan, plan.limit, plan.token?.after);

@@ -39,7 +39,7 @@ const PARALLEL_BUCKETS = 32;
 
 interface Held {
   held: bigint;
-  /** Of `held`, the values a quarantine holds back (service/quarantine.ts). */
+  /** Of `held`, the values a quarantine holds back (service/leases/quarantine.ts). */
   quarantined: bigint;
   approximate: boolean;
 }

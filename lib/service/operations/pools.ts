@@ -4,7 +4,7 @@
  */
 import { AlreadyExistsError, InvalidError, PoolInUseError } from '../../domain/errors.ts';
 import { sourceClaimOf } from '../../domain/carving.ts';
-import { prefixesOfClaim, readSourceClaim } from '../carving.ts';
+import { prefixesOfClaim, readSourceClaim } from '../allocation/carving.ts';
 import { type PoolKindInfo } from '../../domain/kinds.ts';
 import { poolObject } from '../../domain/objects.ts';
 import { sameData, type AllocationRecord, type ItemKey, type PoolRecord } from '../../domain/records.ts';
@@ -40,7 +40,7 @@ import {
   putName,
 } from './common.ts';
 import { RepairStore } from '../../store/repairs.ts';
-import { releaseName } from '../name-holds.ts';
+import { releaseName } from '../allocation/name-holds.ts';
 export interface CheckedPool {
   metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
   spec: PoolRecord['spec'];
@@ -108,7 +108,7 @@ export async function createPool(
     ).about(info.kind, record.metadata.name);
   }
   // Carved from a claim: the carving item first (so the claim's DELETE and the stream see the pool),
-  // then the claim's value, then the pool (service/carving.ts).
+  // then the claim's value, then the pool (service/allocation/carving.ts).
   const source = sourceClaimOf(record.spec);
   const carving = { resource: info.resource, pool: record.metadata.name };
   if (source !== undefined) {

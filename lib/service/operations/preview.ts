@@ -16,8 +16,8 @@ import { familyOf, type PoolSpace } from '../../domain/values.ts';
 import { GROUP_BITS, objectKey, type PoolId } from '../../store/keys.ts';
 import { isHeld } from '../../store/items.ts';
 import type { ClaimContext } from '../context.ts';
-import { hintOf, summarised } from '../decide.ts';
-import { previewRanged } from '../prefix-search.ts';
+import { hintOf, summarised } from '../allocation/decide.ts';
+import { previewRanged } from '../allocation/prefix-search.ts';
 import { namespaceOf, notFound, pathName, type OperationRequest, type Reply } from './common.ts';
 
 const COUNT_MAX = 100;

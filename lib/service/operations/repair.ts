@@ -1,7 +1,7 @@
 /** The on-demand repair sweep of one namespace (`POST /v1/namespaces/{namespace}/repair`, `allot repair`). */
 import { BadRequestError } from '../../domain/errors.ts';
 import type { ClaimContext } from '../context.ts';
-import { sweepNamespace } from '../repair.ts';
+import { sweepNamespace } from '../repair/sweep.ts';
 import { namespaceOf, type OperationRequest, type Reply } from './common.ts';
 
 export async function repairNamespace(request: OperationRequest, ctx: ClaimContext): Promise<Reply> {

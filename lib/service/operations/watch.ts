@@ -1,7 +1,7 @@
 /**
  * `?watch=true` on a list (api.md, "Routes", watch): the changes of a namespace's collection after a
  * resourceVersion, one JSON line each (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`), read from the
- * collection's history (service/history.ts, where the argument for order and exactly-once is).
+ * collection's history (service/history/changes.ts, where the argument for order and exactly-once is).
  *
  * An answer streams until its deadline (the local server: as the changes come, within a second), or ends
  * after its first events (a long poll behind API Gateway, whose HTTP API cuts any answer at 30 s); a
@@ -29,7 +29,7 @@ import {
   listVersion,
   positionOf,
   versionOf,
-} from '../history.ts';
+} from '../history/changes.ts';
 import { namespaceOf, poolOf, type OperationRequest, type WatchOptions } from './common.ts';
 
 export type { WatchOptions };
@@ -204,7 +204,7 @@ const expired = (position: number, kept: number) =>
   new ExpiredError(`too old resource version: ${position} (${versionOf({ seq: kept, index: 0 })})`);
 
 /**
- * Whether the history still holds everything after `position` (service/history.ts, 5.): the next entry
+ * Whether the history still holds everything after `position` (service/history/changes.ts, 5.): the next entry
  * is there and within the retention, or nothing came after and the position is the head.
  */
 async function checkKept(

@@ -8,7 +8,7 @@
  *                                                                              delivered again late
  *                                                                              must change nothing
  *   ended with a REMOVE                    the value quarantined if the pool   the pool (the batch's
- *                                          quarantines (service/quarantine.ts); read); the claim,
+ *                                          quarantines (service/leases/quarantine.ts); read); the claim,
  *                                          a claim that still held it          unless the batch, or
  *                                          allocates again; its name hold goes an earlier one, held
  *                                                                              its REMOVE (memory.ts)
@@ -34,13 +34,13 @@ import { valueKind } from '../../domain/spaces.ts';
 import { timestamp } from '../../domain/objects.ts';
 import { poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Stored } from '../../store/items.ts';
-import { allocatedOutcome, bindable, reconcileClaim, settle } from '../decide.ts';
-import { dropUnheldObject, holdKeyOfObject, type AtAllocationKey } from '../name-holds.ts';
-import { resolvePlacement } from '../prefix-check.ts';
-import { claimKeyOf, poolIdOfAllocation, reclaim, SETTLE_MARGIN_MS } from '../reconcile.ts';
-import { prefixMember } from '../tally-runs.ts';
-import { quarantineFreed } from '../quarantine.ts';
-import type { SlotChange } from '../tally.ts';
+import { allocatedOutcome, bindable, reconcileClaim, settle } from '../allocation/decide.ts';
+import { dropUnheldObject, holdKeyOfObject, type AtAllocationKey } from '../allocation/name-holds.ts';
+import { resolvePlacement } from '../allocation/prefix-check.ts';
+import { claimKeyOf, poolIdOfAllocation, reclaim, SETTLE_MARGIN_MS } from './reconcile.ts';
+import { prefixMember } from '../counts/runs.ts';
+import { quarantineFreed } from '../leases/quarantine.ts';
+import type { SlotChange } from '../counts/tally.ts';
 import { latestIn, removedIn, sameKey, type Batch, type RecordKind, type Touched } from './kinds.ts';
 import { lastImage, type KeyRun, type Life } from './records.ts';
 
@@ -136,7 +136,7 @@ export function slotChanges(
   let change: SlotChange;
   if (finest !== undefined && length !== undefined) {
     // A pool of a range of prefix lengths: the run of finest slots the prefix covers, a member of the
-    // group summaries while an allocation object is at its key (service/tally-runs.ts).
+    // group summaries while an allocation object is at its key (service/counts/runs.ts).
     const members = prefixMember(value.value, finest, false);
     const present = stored?.t === 'alloc';
     const raced = stored?.t === 'alloc' && stored.raced === true;

@@ -25,9 +25,9 @@
  */
 import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
 import { poolKeyOf } from '../../store/keys.ts';
-import { poolIdOf, reconcileClaim } from '../decide.ts';
-import { claimValueChanged } from '../carving.ts';
-import { claimKeyOf } from '../reconcile.ts';
+import { poolIdOf, reconcileClaim } from '../allocation/decide.ts';
+import { claimValueChanged } from '../allocation/carving.ts';
+import { claimKeyOf } from './reconcile.ts';
 import { latestIn, sameKey, type Batch, type RecordKind, type Touched } from './kinds.ts';
 import { changed, typeOf, type ChangeRecord, type Life } from './records.ts';
 
@@ -53,7 +53,7 @@ export const claimRecords: RecordKind = {
         await reconcileClaim(ctx, run.key);
       } else if (mustCheckBound(batch, life, claim)) await checkBound(batch, run.key, claim);
     }
-    // Pools carved from the claim follow its value (service/carving.ts); only a prefix claim's value is
+    // Pools carved from the claim follow its value (service/allocation/carving.ts); only a prefix claim's value is
     // a pool's prefixes, so no other claim's value can move one.
     const last = (life.after ?? life.removed) as unknown as ClaimRecord;
     if (last.spec.poolRef.kind === 'IPPrefixPool' && changed(life, valueOf).length > 0)

@@ -1,9 +1,9 @@
 /**
- * Name holds' records (a kind of lib/service/stream/kinds.ts; service/name-holds.ts says what a hold is):
+ * Name holds' records (a kind of lib/service/stream/kinds.ts; service/allocation/name-holds.ts says what a hold is):
  * one life of a hold at a time. The slot it holds (in a pool of a range of prefix lengths, a member of
  * the summaries when the pool hands out its length), and the hold judged: its request may have died, so
  * a pending hold is waited for until its deadline, then confirmed or deleted; a hold that went takes its
- * mark (service/prefix-check.ts) with it. Reads: the key (consistently) and, for a prefix's hold, its pool.
+ * mark (service/allocation/prefix-check.ts) with it. Reads: the key (consistently) and, for a prefix's hold, its pool.
  * Every life's work is done (a REMOVE's depends on the old image: the mark it must take away).
  */
 import type { AllocationRecord, NameHoldRecord, PoolRecord } from '../../domain/records.ts';
@@ -13,8 +13,8 @@ import { isRanged } from '../../domain/prefix-pools.ts';
 import type { PoolSpace } from '../../domain/values.ts';
 import { heldPrefixKey } from '../../store/overlaps.ts';
 import { poolKeyOf, type PoolId } from '../../store/keys.ts';
-import { judgeHold } from '../name-holds.ts';
-import { prefixMember } from '../tally-runs.ts';
+import { judgeHold } from '../allocation/name-holds.ts';
+import { prefixMember } from '../counts/runs.ts';
 import type { Batch, RecordKind, Touched } from './kinds.ts';
 import { slotChanges } from './allocations.ts';
 import { lastImage } from './records.ts';

@@ -15,7 +15,7 @@
 import type { ItemKey } from '../../domain/records.ts';
 import type { ClaimContext } from '../context.ts';
 import type { PoolId } from '../../store/keys.ts';
-import type { SlotChange } from '../tally.ts';
+import type { SlotChange } from '../counts/tally.ts';
 import { itemKeyText } from '../../store/table.ts';
 import type { BatchReads } from './reads.ts';
 import type { StreamMemory } from './memory.ts';

@@ -17,7 +17,7 @@ import { spaceOf } from '../../domain/objects.ts';
 import { isRanged } from '../../domain/prefix-pools.ts';
 import { familyOf } from '../../domain/values.ts';
 import type { PoolId } from '../../store/keys.ts';
-import { refreshCarved } from '../carving.ts';
+import { refreshCarved } from '../allocation/carving.ts';
 import type { Batch, RecordKind, Touched } from './kinds.ts';
 import type { ChangeRecord } from './records.ts';
 import { heldPrefixTouched } from './holds.ts';

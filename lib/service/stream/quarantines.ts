@@ -1,5 +1,5 @@
 /**
- * Quarantines' records (a kind of lib/service/stream/kinds.ts; service/quarantine.ts says what one is):
+ * Quarantines' records (a kind of lib/service/stream/kinds.ts; service/leases/quarantine.ts says what one is):
  * the slot it holds back, as the store holds its key now. Its INSERT changes nothing the allocation
  * object's REMOVE did not already count (the work on that REMOVE put it); its REMOVE frees the slot, and
  * the counts' `freed` wakes the pool's waiting claims (reconcile.ts). Reads: the key, consistently.

@@ -1,16 +1,16 @@
 /**
- * The repair sweep's checks of one pool (service/repair.ts): each allocation object against its claim and
+ * The repair sweep's checks of one pool (service/repair/sweep.ts): each allocation object against its claim and
  * its summary bit, each listed group's bits against the objects, the counts against the summaries, and
  * the claims that wait for the pool against what is free.
  */
-import { countCandidates, ordinalOf } from '../domain/candidates.ts';
-import { poolKindInfo, type PoolKindInfo } from '../domain/kinds.ts';
-import { spaceOf, timestamp } from '../domain/objects.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
-import { valueKind } from '../domain/spaces.ts';
-import { familyOf, type PoolSpace } from '../domain/values.ts';
-import { isRanged } from '../domain/prefix-pools.ts';
-import { isHeld, setHeld, type Stored } from '../store/items.ts';
+import { countCandidates, ordinalOf } from '../../domain/candidates.ts';
+import { poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
+import { spaceOf, timestamp } from '../../domain/objects.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import { valueKind } from '../../domain/spaces.ts';
+import { familyOf, type PoolSpace } from '../../domain/values.ts';
+import { isRanged } from '../../domain/prefix-pools.ts';
+import { isHeld, setHeld, type Stored } from '../../store/items.ts';
 import {
   allocationKey,
   GROUP_BITS,
@@ -18,15 +18,15 @@ import {
   objectKey,
   poolKeyOf,
   type GroupRef,
-} from '../store/keys.ts';
-import { allocatedOutcome, bindable, reconcileClaim, settle } from './decide.ts';
-import { reclaim, refreshPool } from './reconcile.ts';
-import { resolvePlacement } from './prefix-check.ts';
-import { firstFree } from './tally.ts';
-import { candidateOrdinal, countSummaries } from './tally-count.ts';
-import { quarantineFreed, quarantineOf } from './quarantine.ts';
-import { GROUP_SIZE, listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
-import { checkRangedAllocation, checkRangedGroups, couldTakeRanged } from './repair-ranged.ts';
+} from '../../store/keys.ts';
+import { allocatedOutcome, bindable, reconcileClaim, settle } from '../allocation/decide.ts';
+import { reclaim, refreshPool } from '../stream/reconcile.ts';
+import { resolvePlacement } from '../allocation/prefix-check.ts';
+import { firstFree } from '../counts/tally.ts';
+import { candidateOrdinal, countSummaries } from '../counts/count.ts';
+import { quarantineFreed, quarantineOf } from '../leases/quarantine.ts';
+import { GROUP_SIZE, listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './walk.ts';
+import { checkRangedAllocation, checkRangedGroups, couldTakeRanged } from './ranged.ts';
 import {
   claimItem,
   exhausted,
@@ -38,7 +38,7 @@ import {
   spend,
   zeroCounts,
   type Sweep,
-} from './repair-sweep.ts';
+} from './state.ts';
 
 const OBJECT_PAGE = 100;
 /** Waiting claims of one pool looked at per run (the stream function wakes as many per refresh). */
@@ -198,7 +198,7 @@ async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: Ite
         forgetClaim(sweep, claimKey);
         if (allocation.finest !== undefined) {
           // A pool of a range of lengths: its handler may have died before its check for overlap, which
-          // is done now on its behalf, as the stream function would (service/prefix-check.ts).
+          // is done now on its behalf, as the stream function would (service/allocation/prefix-check.ts).
           const resolved = await resolvePlacement(ctx, key, { ...allocation, ...key }, claimKey);
           if (resolved.reallocate) await reconcileClaim(ctx, claimKey);
           if (!resolved.kept) return resolved.reallocate;

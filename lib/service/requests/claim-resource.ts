@@ -20,15 +20,19 @@
  * request from any other stack or resource never changes or deletes it.
  */
 import { createHash } from 'node:crypto';
-import { CLAIM_RESOURCE_TYPE, LOGICAL_ID_ANNOTATION, STACK_ID_ANNOTATION } from '../domain/claim-resource.ts';
-import { AlreadyExistsError, NotFoundError, toAllotError } from '../domain/errors.ts';
-import { nameProblem } from '../domain/names.ts';
-import { claimObject, type ApiObject } from '../domain/objects.ts';
-import type { ClaimRecord } from '../domain/records.ts';
-import { isObject, type JsonObject } from '../domain/validation.ts';
-import { type ClaimContext } from './context.ts';
-import { ChangedSinceRead, type OperationRequest } from './operations/common.ts';
-import { claimKeyOf, createClaim, deleteClaim, replaceClaim } from './operations/claims.ts';
+import {
+  CLAIM_RESOURCE_TYPE,
+  LOGICAL_ID_ANNOTATION,
+  STACK_ID_ANNOTATION,
+} from '../../domain/claim-resource.ts';
+import { AlreadyExistsError, NotFoundError, toAllotError } from '../../domain/errors.ts';
+import { nameProblem } from '../../domain/names.ts';
+import { claimObject, type ApiObject } from '../../domain/objects.ts';
+import type { ClaimRecord } from '../../domain/records.ts';
+import { isObject, type JsonObject } from '../../domain/validation.ts';
+import { type ClaimContext } from '../context.ts';
+import { ChangedSinceRead, type OperationRequest } from '../operations/common.ts';
+import { claimKeyOf, createClaim, deleteClaim, replaceClaim } from '../operations/claims.ts';
 
 export interface CloudFormationRequest {
   RequestType: 'Create' | 'Update' | 'Delete';

@@ -1,7 +1,7 @@
 /**
- * The repair sweep's checks of an IPPrefixPool of a range of prefix lengths (service/repair-pools.ts does
+ * The repair sweep's checks of an IPPrefixPool of a range of prefix lengths (service/repair/pools.ts does
  * the rest, as for any pool: bindings, counts, waiting claims). Its group summaries are member runs
- * (service/tally-runs.ts): an allocation object is a member of every group its prefix's run touches, a
+ * (service/counts/runs.ts): an allocation object is a member of every group its prefix's run touches, a
  * name hold of a prefix the pool hands out is a hold member, and the bitmaps (`b`, `h`) are the union of
  * the members' runs. So the sweep checks members, not bits:
  *
@@ -17,27 +17,27 @@
  *
  * Every fix re-reads the summary and what the member stands for (strongly), and writes conditionally on
  * the summary's version, as the pool-of-one-length fixes do; the counts are then recounted by
- * checkCounts, which reads members (tally.ts countSummaries).
+ * checkCounts, which reads members (counts/count.ts countSummaries).
  */
-import { countCandidates, ordinalOf } from '../domain/candidates.ts';
-import { claimSpace, prefixValueAt } from '../domain/prefix-pools.ts';
-import { ipPrefixValues } from '../domain/ip.ts';
-import { spaceOf } from '../domain/objects.ts';
+import { countCandidates, ordinalOf } from '../../domain/candidates.ts';
+import { claimSpace, prefixValueAt } from '../../domain/prefix-pools.ts';
+import { ipPrefixValues } from '../../domain/ip.ts';
+import { spaceOf } from '../../domain/objects.ts';
 import type {
   AllocationRecord,
   ClaimRecord,
   ItemKey,
   NameHoldRecord,
   PoolRecord,
-} from '../domain/records.ts';
-import type { ParsedValue, PoolSpace } from '../domain/values.ts';
-import type { GroupSummary, Stored } from '../store/items.ts';
-import { allocationKey, type GroupRef } from '../store/keys.ts';
-import { rangedAllocationKey } from '../store/overlaps.ts';
-import { layoutOf, resolvePlacement } from './prefix-check.ts';
-import { fix, keyText, spend, type Sweep } from './repair-sweep.ts';
-import { listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './repair-walk.ts';
-import { bitmapsOfMembers, groupsOfRun, isHoldMember, memberRun, prefixMember } from './tally-runs.ts';
+} from '../../domain/records.ts';
+import type { ParsedValue, PoolSpace } from '../../domain/values.ts';
+import type { GroupSummary, Stored } from '../../store/items.ts';
+import { allocationKey, type GroupRef } from '../../store/keys.ts';
+import { rangedAllocationKey } from '../../store/overlaps.ts';
+import { layoutOf, resolvePlacement } from '../allocation/prefix-check.ts';
+import { fix, keyText, spend, type Sweep } from './state.ts';
+import { listGroup, olderThanGrace, readSummary, refId, type PoolWalk } from './walk.ts';
+import { bitmapsOfMembers, groupsOfRun, isHoldMember, memberRun, prefixMember } from '../counts/runs.ts';
 
 /** The member of a prefix of the pool, and the groups its run touches. */
 function memberOf(space: PoolSpace, value: ParsedValue, hold: boolean) {

@@ -29,23 +29,23 @@
  *   pool removed                   its waiting claims wait for it to     wake them (they say PoolNotFound)
  *                                  exist again
  *   allocation inserted/removed    counts and hint moved                 the batch's slot changes go to
- *                                                                        the pool's counts (lib/service/tally.ts);
+ *                                                                        the pool's counts (lib/service/counts/tally.ts);
  *                                                                        wake waiters after a removal
  *   name hold inserted/changed     a pre-provision holds a name          wait for its request until its
- *                                  (service/name-holds.ts)               deadline; then confirm it or, with
+ *                                  (service/allocation/name-holds.ts)               deadline; then confirm it or, with
  *                                                                        no object, delete it; counts
  *   user's object with a held      its create lost its hold and never    delete the object
  *     name, without its hold       answered 201
  *   user's object removed          its name goes with it                 delete its name hold
  */
-import { reconcileClaim } from './decide.ts';
-import { poolKindInfo, type PoolKind } from '../domain/kinds.ts';
-import type { AllocationRecord, ItemKey, PoolRecord } from '../domain/records.ts';
-import { tallyPool, type Known, type SlotChange } from './tally.ts';
-import { objectKey, poolKeyOf, type PoolId } from '../store/keys.ts';
-import { type ClaimContext } from './context.ts';
+import { reconcileClaim } from '../allocation/decide.ts';
+import { poolKindInfo, type PoolKind } from '../../domain/kinds.ts';
+import type { AllocationRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import { tallyPool, type Known, type SlotChange } from '../counts/tally.ts';
+import { objectKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
+import { type ClaimContext } from '../context.ts';
 
-export type { ChangeRecord } from './stream/records.ts';
+export type { ChangeRecord } from './records.ts';
 
 /** How many waiting claims one pool refresh tries at most; the allocations it makes trigger the next. */
 const WAKE_LIMIT = 100;
@@ -94,7 +94,7 @@ export async function reclaim(
 }
 
 /**
- * Brings a pool's counts up to date with a batch's slot changes (lib/service/tally.ts: cost by the blocks the
+ * Brings a pool's counts up to date with a batch's slot changes (lib/service/counts/tally.ts: cost by the blocks the
  * batch touched, not by the pool) and wakes the claims that wait for it when values were freed. `known`:
  * what the batch already read of the pool and its summaries.
  */

@@ -20,25 +20,25 @@
  * its own records, so two batches never count one marker. A recount (a new pool, a spec change) counts
  * the bits of the groups the directory lists, and takes every marker it sees as counted.
  *
- * A slot is free, held by an allocation object, or held by a name hold (service/name-holds.ts): a second
+ * A slot is free, held by an allocation object, or held by a name hold (service/allocation/name-holds.ts): a second
  * bitmap marks the holds, so a name-held value is not free (claims skip it, as they read the first
  * bitmap only) but is no allocation object of the pool (`allocated` leaves it out). A quarantine (a freed
  * value held back, domain/records.ts) is such a hold, marked in a third bitmap and counted apart
  * (`quarantined`). In a pool of a range of prefix lengths a hold is a member whose run is held and
- * name-held (service/tally-runs.ts); such pools have no quarantine.
+ * name-held (service/counts/runs.ts); such pools have no quarantine.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { runsFrom } from '../domain/candidates.ts';
-import type { ClaimContext } from './context.ts';
-import { spaceOf, timestamp } from '../domain/objects.ts';
-import type { PoolCounts, PoolRecord } from '../domain/records.ts';
+import { runsFrom } from '../../domain/candidates.ts';
+import type { ClaimContext } from '../context.ts';
+import { spaceOf, timestamp } from '../../domain/objects.ts';
+import type { PoolCounts, PoolRecord } from '../../domain/records.ts';
 
-import { familyOf, type PoolSpace } from '../domain/values.ts';
-import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
-import { isHeld, setHeld, type GroupSummary, type MarkerEntry, type Stored } from '../store/items.ts';
-import { MARKERS_PER_WRITE } from '../store/summaries.ts';
-import { bitmapsOfMembers, countedIn, flippedRuns, groupsOfRun } from './tally-runs.ts';
-import { candidateOrdinal, countSummaries } from './tally-count.ts';
+import { familyOf, type PoolSpace } from '../../domain/values.ts';
+import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../../store/keys.ts';
+import { isHeld, setHeld, type GroupSummary, type MarkerEntry, type Stored } from '../../store/items.ts';
+import { MARKERS_PER_WRITE } from '../../store/summaries.ts';
+import { bitmapsOfMembers, countedIn, flippedRuns, groupsOfRun } from './runs.ts';
+import { candidateOrdinal, countSummaries } from './count.ts';
 
 /** An allocation object of the pool appeared (present) or went, as stream record `record` says. */
 export interface SlotChange {
@@ -61,7 +61,7 @@ export interface SlotChange {
   raced?: boolean;
   /**
    * A pool of a range of prefix lengths: the object's run (from `slot`, the first finest slot of the
-   * run inside this change's group) and its member id (service/tally-runs.ts).
+   * run inside this change's group) and its member id (service/counts/runs.ts).
    */
   run?: { member: string; first: bigint; span: bigint };
   /**

@@ -9,21 +9,21 @@
  * decide.ts calls this with the pieces of a claim's decision it owns (`RangedParts`), so the two do
  * not import each other.
  */
-import { runsFrom, ordinalOf, slotAt, type Segment } from '../domain/candidates.ts';
+import { runsFrom, ordinalOf, slotAt, type Segment } from '../../domain/candidates.ts';
 import {
   freeCandidatesInGroup,
   groupsOfCandidate,
   lastCandidateOfGroup,
   RUN_GROUP_BITS,
-} from '../domain/free-runs.ts';
-import { claimSpace, finestRun, prefixValueAt } from '../domain/prefix-pools.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
-import { ipPrefixValues } from '../domain/ip.ts';
-import type { ParsedValue, PoolSpace } from '../domain/values.ts';
-import { isHeld } from '../store/items.ts';
-import type { PoolId } from '../store/keys.ts';
-import type { ClaimContext } from './context.ts';
-import { rangedAllocationKey } from '../store/overlaps.ts';
+} from '../../domain/free-runs.ts';
+import { claimSpace, finestRun, prefixValueAt } from '../../domain/prefix-pools.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import { ipPrefixValues } from '../../domain/ip.ts';
+import type { ParsedValue, PoolSpace } from '../../domain/values.ts';
+import { isHeld } from '../../store/items.ts';
+import type { PoolId } from '../../store/keys.ts';
+import type { ClaimContext } from '../context.ts';
+import { rangedAllocationKey } from '../../store/overlaps.ts';
 import { layoutOf, placeChecked, recheck } from './prefix-check.ts';
 
 /** What decide.ts lends a ranged decision: its outcomes, its allocation record and its search memory. */

@@ -45,10 +45,10 @@
  *    Expired, and the client lists again. The head item outlives the entries, so numbering never starts
  *    over.
  */
-import type { Resource } from '../domain/kinds.ts';
-import { changesOf, type HistoryEvent } from '../domain/watch.ts';
-import type { HistoryEntry } from '../store/history.ts';
-import type { Table } from '../store/table.ts';
+import type { Resource } from '../../domain/kinds.ts';
+import { changesOf, type HistoryEvent } from '../../domain/watch.ts';
+import type { HistoryEntry } from '../../store/history.ts';
+import type { Table } from '../../store/table.ts';
 
 /** How long a namespace's history is kept: a watch from an older position answers 410. */
 export const HISTORY_RETENTION_MS = 15 * 60_000;

@@ -4,10 +4,10 @@
  * its searches because it lost a race there (contention). Each Lambda instance has its own (context.ts);
  * none of it decides anything: the conditional put does (decide.ts).
  */
-import { SUMMARY_SPAN } from '../domain/allocate.ts';
-import { spanStartOrdinal, type Segment } from '../domain/candidates.ts';
-import type { PoolRecord } from '../domain/records.ts';
-import type { ClaimContext } from './context.ts';
+import { SUMMARY_SPAN } from '../../domain/allocate.ts';
+import { spanStartOrdinal, type Segment } from '../../domain/candidates.ts';
+import type { PoolRecord } from '../../domain/records.ts';
+import type { ClaimContext } from '../context.ts';
 
 /**
  * Contention: an instance whose put lost a race knows other callers are claiming from the same pool

@@ -3,7 +3,7 @@
  *
  * Their bitmap `b` is of the pool's finest slots, as for every pool, so a claim reads one item to see
  * which aligned runs are free. But objects of such a pool may overlap for a moment (between one's put
- * and its taking back, service/prefix-check.ts), so a record cannot simply flip bits: the REMOVE of
+ * and its taking back, service/allocation/prefix-check.ts), so a record cannot simply flip bits: the REMOVE of
  * the one taken back would clear bits the other still covers. Instead a group keeps its members, `m`
  * (`<first finest slot, hex>+<log2 of its run>` → 1, each object whose run touches the group), which a
  * record adds or removes exactly as a bit is set or cleared for one value (a repeat changes nothing),
@@ -12,11 +12,11 @@
  * change in the object count (an object is counted in the group of its first slot only). Markers of a
  * pool of one length stay `[offset, ±1, raced?]` and its groups carry no `m`.
  *
- * A name hold of a prefix of such a pool (service/name-holds.ts) is a member too, `<first>+<log2>h`: its
+ * A name hold of a prefix of such a pool (service/allocation/name-holds.ts) is a member too, `<first>+<log2>h`: its
  * run is held (in `b`, and in the holds bitmap `h`), but it is no allocation object (counted 0).
  */
-import type { MarkerEntry } from '../store/items.ts';
-import { setHeld } from '../store/items.ts';
+import type { MarkerEntry } from '../../store/items.ts';
+import { setHeld } from '../../store/items.ts';
 
 /** log2 of a group's slots (as store/keys.ts GROUP_BITS). */
 const GROUP_BITS = 12n;

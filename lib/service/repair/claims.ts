@@ -1,14 +1,14 @@
 /**
- * The repair sweep's checks of a namespace's claim items (service/repair.ts): claims stuck mid-allocation,
+ * The repair sweep's checks of a namespace's claim items (service/repair/sweep.ts): claims stuck mid-allocation,
  * claims holding an object that is gone, claims waiting for the wrong reason, claims whose lease ended,
  * and stubs whose offers can no longer be taken.
  */
-import type { AllocationRecord, ClaimRecord, ClaimStubRecord, ItemKey } from '../domain/records.ts';
-import type { Stored } from '../store/items.ts';
-import { LIST_SHARDS } from '../store/keys.ts';
-import { poolIdOf, poolRefValid, readPool, reconcileClaim } from './decide.ts';
-import { expireClaim, expiredNow } from './leases.ts';
-import { exhausted, fix, handlerMayRun, spend, type Sweep } from './repair-sweep.ts';
+import type { AllocationRecord, ClaimRecord, ClaimStubRecord, ItemKey } from '../../domain/records.ts';
+import type { Stored } from '../../store/items.ts';
+import { LIST_SHARDS } from '../../store/keys.ts';
+import { poolIdOf, poolRefValid, readPool, reconcileClaim } from '../allocation/decide.ts';
+import { expireClaim, expiredNow } from '../leases/leases.ts';
+import { exhausted, fix, handlerMayRun, spend, type Sweep } from './state.ts';
 
 const CLAIM_PAGE = 100;
 

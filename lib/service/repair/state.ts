@@ -1,12 +1,12 @@
 /**
- * What one run of the repair sweep (service/repair.ts) carries, shared by its pool and claim checks: the
+ * What one run of the repair sweep (service/repair/sweep.ts) carries, shared by its pool and claim checks: the
  * kinds of fix, the run's counts and budget, and the claims it has read.
  */
-import type { ClaimRecord, ClaimStubRecord, ItemKey } from '../domain/records.ts';
-import type { Stored } from '../store/items.ts';
-import { objectKey } from '../store/keys.ts';
-import type { RepairStore } from '../store/repairs.ts';
-import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
+import type { ClaimRecord, ClaimStubRecord, ItemKey } from '../../domain/records.ts';
+import type { Stored } from '../../store/items.ts';
+import { objectKey } from '../../store/keys.ts';
+import type { RepairStore } from '../../store/repairs.ts';
+import { HANDLER_DEADLINE_MS, type ClaimContext } from '../context.ts';
 
 export const REPAIR_KINDS = [
   'orphanedAllocation',
@@ -66,7 +66,7 @@ export interface Cursor {
   after?: string;
   /**
    * The stage's pools are swept; the objects of pools that do not exist are being looked at
-   * (repair-pools.ts sweepPoolless): `shard`, and `after` the last pool name looked at in it.
+   * (repair/pools.ts sweepPoolless): `shard`, and `after` the last pool name looked at in it.
    */
   poolless?: boolean;
 }

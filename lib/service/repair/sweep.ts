@@ -19,7 +19,7 @@
  *   a group summary bit that disagrees with the        setting the bit from the objects    summaryBit
  *     objects (or a group missing from the directory)  (and listing the group); in a pool
  *                                                      of a range of lengths, its members
- *                                                      (service/repair-ranged.ts)
+ *                                                      (service/repair/ranged.ts)
  *   a pool's counts that disagree with its summaries   the stream's recount                poolCounts
  *   a waiting claim that could be allocated or bound   allocating it (reconcileClaim)      waitingClaim
  *   a claim still Allocating past its deadline         finishing it (reconcileClaim)       stuckClaim
@@ -27,7 +27,7 @@
  *   a stub whose offers all name objects gone          dropping it                         staleStub
  *   a name hold still pending past its deadline (its   judging it as the stream would:     pendingHold
  *     request died, its record was lost)               confirm it, or delete it
- *   a claim whose lease ended (TTL has not deleted it  deleting it (service/leases.ts): a   expiredLease
+ *   a claim whose lease ended (TTL has not deleted it  deleting it (service/leases/leases.ts): a   expiredLease
  *     yet: it may take days)                           release, whose REMOVE the stream
  *                                                      works on
  *
@@ -36,14 +36,14 @@
  * a healthy namespace only reads. Reads go through keys and indexes, never a Scan. Cost is bounded per run:
  * `budget` requests; a sweep cut short keeps a cursor in the table, and the next run goes on from there.
  */
-import { POOL_KINDS, type PoolKindInfo } from '../domain/kinds.ts';
-import type { NameHoldRecord, PoolRecord } from '../domain/records.ts';
-import { LIST_SHARDS, objectKey } from '../store/keys.ts';
-import { RepairStore } from '../store/repairs.ts';
-import type { ClaimContext } from './context.ts';
-import { sweepPool, sweepPoolless } from './repair-pools.ts';
-import { sweepClaims } from './repair-claims.ts';
-import { judgeHold } from './name-holds.ts';
+import { POOL_KINDS, type PoolKindInfo } from '../../domain/kinds.ts';
+import type { NameHoldRecord, PoolRecord } from '../../domain/records.ts';
+import { LIST_SHARDS, objectKey } from '../../store/keys.ts';
+import { RepairStore } from '../../store/repairs.ts';
+import type { ClaimContext } from '../context.ts';
+import { sweepPool, sweepPoolless } from './pools.ts';
+import { sweepClaims } from './claims.ts';
+import { judgeHold } from '../allocation/name-holds.ts';
 import {
   exhausted,
   fix,
@@ -58,7 +58,7 @@ import {
   type RepairReport,
   type Sweep,
   type SweepOptions,
-} from './repair-sweep.ts';
+} from './state.ts';
 
 export {
   REPAIR_BUDGET,
@@ -68,7 +68,7 @@ export {
   type RepairKind,
   type RepairReport,
   type SweepOptions,
-} from './repair-sweep.ts';
+} from './state.ts';
 
 /** Sweeps one namespace, from where the last run stopped; see the top of the file. */
 export async function sweepNamespace(
@@ -172,7 +172,7 @@ async function sweepPools(sweep: Sweep, info: PoolKindInfo): Promise<boolean> {
 const PENDING_HOLDS_LIMIT = 100;
 
 /**
- * Name holds still pending past their request's deadline (service/name-holds.ts): the request died and
+ * Name holds still pending past their request's deadline (service/allocation/name-holds.ts): the request died and
  * the hold's stream record, which would have had the stream function judge it, was lost. Judged here
  * the same way: confirmed when its object is in place, deleted when not.
  */

@@ -11,10 +11,10 @@
  * so). The quarantine ends at `until`: TTL deletes it, or the expiry run (every minute) does, within 2
  * minutes; its REMOVE frees the bit and wakes waiting claims, as an object's does.
  */
-import type { AllocationKind } from '../domain/kinds.ts';
-import { leaseEnd } from '../domain/leases.ts';
-import type { AllocationRecord, ItemKey, PoolRecord, QuarantineRecord } from '../domain/records.ts';
-import { nowMs, nowText, type ClaimContext } from './context.ts';
+import type { AllocationKind } from '../../domain/kinds.ts';
+import { leaseEnd } from '../../domain/leases.ts';
+import type { AllocationRecord, ItemKey, PoolRecord, QuarantineRecord } from '../../domain/records.ts';
+import { nowMs, nowText, type ClaimContext } from '../context.ts';
 
 /** How long the pool holds a freed value back: 0 for none (a Retain pool keeps its objects anyway). */
 export function quarantineOf(pool: PoolRecord | undefined): number {

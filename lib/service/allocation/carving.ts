@@ -6,13 +6,13 @@
  * whose `carved` changes is a pool whose candidates changed: its generation is bumped, so the stream
  * recounts it and wakes the claims that wait for it, with no further call.
  */
-import { poolInfoByResource } from '../domain/kinds.ts';
-import { sourceClaimOf } from '../domain/carving.ts';
-import type { ClaimRecord, PoolRecord } from '../domain/records.ts';
-import { timestamp } from '../domain/objects.ts';
-import { ConditionFailedError } from '../store/client.ts';
-import { objectKey } from '../store/keys.ts';
-import type { ClaimContext } from './context.ts';
+import { poolInfoByResource } from '../../domain/kinds.ts';
+import { sourceClaimOf } from '../../domain/carving.ts';
+import type { ClaimRecord, PoolRecord } from '../../domain/records.ts';
+import { timestamp } from '../../domain/objects.ts';
+import { ConditionFailedError } from '../../store/client.ts';
+import { objectKey } from '../../store/keys.ts';
+import type { ClaimContext } from '../context.ts';
 
 const ATTEMPTS = 5;
 

@@ -41,7 +41,7 @@
  *                                          and they take one back only while it is not (conditional),
  *                                          so whichever decides first is what the other finds
  *
- * Name holds (service/name-holds.ts) take part as one more kind of object. A hold of a prefix sits at
+ * Name holds (service/allocation/name-holds.ts) take part as one more kind of object. A hold of a prefix sits at
  * the fixed-layout key, which no claim of a ranged pool puts, so it also leaves a mark in the pool's
  * marks partition (store/overlaps.ts), which R reads: the marks' flag in its BatchGetItem, and, only
  * once the flag is there, the ancestors' marks (a second BatchGetItem) and one Query for a mark at or
@@ -71,17 +71,17 @@
  * back; the model test checks, after every step, that no two kept objects overlap, and after the
  * stream drains, that no two objects do.
  */
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../domain/records.ts';
-import { ipPrefixValues } from '../domain/ip.ts';
-import { spaceOf } from '../domain/objects.ts';
-import { isRanged } from '../domain/prefix-pools.ts';
-import type { PoolSpace } from '../domain/values.ts';
-import { familyOf, type ParsedValue } from '../domain/values.ts';
-import type { Resource } from '../domain/kinds.ts';
-import { poolKeyOf, type PoolId } from '../store/keys.ts';
-import type { Stored } from '../store/items.ts';
-import { rangedAllocationKey, type Overlap, type RangedLayout } from '../store/overlaps.ts';
-import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import { ipPrefixValues } from '../../domain/ip.ts';
+import { spaceOf } from '../../domain/objects.ts';
+import { isRanged } from '../../domain/prefix-pools.ts';
+import type { PoolSpace } from '../../domain/values.ts';
+import { familyOf, type ParsedValue } from '../../domain/values.ts';
+import type { Resource } from '../../domain/kinds.ts';
+import { poolKeyOf, type PoolId } from '../../store/keys.ts';
+import type { Stored } from '../../store/items.ts';
+import { rangedAllocationKey, type Overlap, type RangedLayout } from '../../store/overlaps.ts';
+import { HANDLER_DEADLINE_MS, type ClaimContext } from '../context.ts';
 import { markStands } from './name-holds.ts';
 
 export type Placement =

@@ -1,12 +1,12 @@
 /**
- * One pool's walk by the repair sweep (service/repair-pools.ts, and service/repair-ranged.ts for pools of
+ * One pool's walk by the repair sweep (service/repair/pools.ts, and service/repair/ranged.ts for pools of
  * a range of prefix lengths): the group summaries it read, what objects it saw, and the small steps both
  * kinds of check share.
  */
-import type { AllocationRecord, PoolRecord } from '../domain/records.ts';
-import type { GroupSummary, Stored } from '../store/items.ts';
-import { GROUP_BITS, type GroupRef, type PoolId } from '../store/keys.ts';
-import { spend, type Sweep } from './repair-sweep.ts';
+import type { AllocationRecord, PoolRecord } from '../../domain/records.ts';
+import type { GroupSummary, Stored } from '../../store/items.ts';
+import { GROUP_BITS, type GroupRef, type PoolId } from '../../store/keys.ts';
+import { spend, type Sweep } from './state.ts';
 
 export const GROUP_SIZE = 1n << GROUP_BITS;
 
@@ -19,7 +19,7 @@ export interface PoolWalk {
   summaries: Map<string, { ref: GroupRef; summary: GroupSummary }>;
   /**
    * An IPPrefixPool of a range of prefix lengths: its summaries are the union of member runs (`m`,
-   * service/tally-runs.ts), objects' and name holds', checked by service/repair-ranged.ts.
+   * service/counts/runs.ts), objects' and name holds', checked by service/repair/ranged.ts.
    */
   ranged: boolean;
   /** Per group, the slots that hold an object; only when this run walked the pool's objects from the start. */

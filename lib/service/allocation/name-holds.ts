@@ -41,26 +41,26 @@
  *
  * A prefix's hold, kept from a pool of a range of lengths too: such a pool keys its objects by its own
  * layout, not at the hold's key, so step 1 also leaves a mark that the pool's overlap check reads, and
- * then checks that pool's objects itself (service/prefix-check.ts gives the order and why it is enough).
+ * then checks that pool's objects itself (service/allocation/prefix-check.ts gives the order and why it is enough).
  *
  * A hold is no allocation object: lists and `?pool=` do not show it (it has no index entry), `allocated`
  * does not count it, `Valid` of the object is of its own pool and value. It does make the value it names
- * not free: the summaries mark it in a second bitmap (service/tally.ts), so `free` and `Available` of
+ * not free: the summaries mark it in a second bitmap (service/counts/tally.ts), so `free` and `Available` of
  * that pool leave it out, and a pool created later counts it at its first recount.
  */
-import { AlreadyExistsError } from '../domain/errors.ts';
-import type { AllocationKind, PoolKind, Resource } from '../domain/kinds.ts';
-import { nameRole, type NameRole } from '../domain/name-roles.ts';
-import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../domain/records.ts';
-import { valueKind } from '../domain/spaces.ts';
-import { familyOf, type ParsedValue } from '../domain/values.ts';
-import { ipPrefixValues } from '../domain/ip.ts';
-import { spaceOf } from '../domain/objects.ts';
-import { isRanged } from '../domain/prefix-pools.ts';
-import { allocationKey, nameKey, poolKeyOf, type PoolId } from '../store/keys.ts';
-import type { Stored } from '../store/items.ts';
-import { heldPrefixKey, rangedAllocationKey, type HeldPrefixRecord } from '../store/overlaps.ts';
-import { HANDLER_DEADLINE_MS, type ClaimContext } from './context.ts';
+import { AlreadyExistsError } from '../../domain/errors.ts';
+import type { AllocationKind, PoolKind, Resource } from '../../domain/kinds.ts';
+import { nameRole, type NameRole } from '../../domain/name-roles.ts';
+import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../../domain/records.ts';
+import { valueKind } from '../../domain/spaces.ts';
+import { familyOf, type ParsedValue } from '../../domain/values.ts';
+import { ipPrefixValues } from '../../domain/ip.ts';
+import { spaceOf } from '../../domain/objects.ts';
+import { isRanged } from '../../domain/prefix-pools.ts';
+import { allocationKey, nameKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
+import type { Stored } from '../../store/items.ts';
+import { heldPrefixKey, rangedAllocationKey, type HeldPrefixRecord } from '../../store/overlaps.ts';
+import { HANDLER_DEADLINE_MS, type ClaimContext } from '../context.ts';
 
 /** What sits at an allocation key: an allocation object or a name hold. */
 export type AtAllocationKey = Stored<AllocationRecord> | Stored<NameHoldRecord>;
@@ -140,7 +140,7 @@ export async function placeHold(
 
 /**
  * Step 1 of a prefix's hold, after the hold's put: its mark, then the check of the pool's objects when
- * the pool is one of a range of lengths that hands out the prefix's length (service/prefix-check.ts).
+ * the pool is one of a range of lengths that hands out the prefix's length (service/allocation/prefix-check.ts).
  * Returns the object in the way (the mark and the hold withdrawn), or undefined: the hold stands.
  */
 async function markPrefix(

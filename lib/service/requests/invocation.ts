@@ -5,11 +5,11 @@
  * is `DELETE …/claims/{name}`), so the semantics are the contract's; the answer is the Claim or a
  * `Status`, returned as a value so a state machine can branch on `kind`.
  */
-import { BadRequestError, toAllotError, type Status } from '../domain/errors.ts';
-import { CLAIM_REQUESTED, RELEASE_REQUESTED } from '../domain/events.ts';
-import { isObject } from '../domain/validation.ts';
-import { type ClaimContext } from './context.ts';
-import type { Operation } from './operations/common.ts';
+import { BadRequestError, toAllotError, type Status } from '../../domain/errors.ts';
+import { CLAIM_REQUESTED, RELEASE_REQUESTED } from '../../domain/events.ts';
+import { isObject } from '../../domain/validation.ts';
+import { type ClaimContext } from '../context.ts';
+import type { Operation } from '../operations/common.ts';
 
 export type DirectOperation = 'claim' | 'release';
 

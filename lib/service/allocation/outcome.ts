@@ -1,10 +1,10 @@
 /**
  * A claim asked for while it is being allocated (api.md, "Routes": no answer carries a claim still being
  * allocated): ten identical PUTs at once, a client's retry after a timeout, a GET. The request waits for
- * the allocating request's outcome, or finishes the allocation itself (service/decide.ts decides).
+ * the allocating request's outcome, or finishes the allocation itself (service/allocation/decide.ts decides).
  */
-import type { ClaimRecord, ItemKey } from '../domain/records.ts';
-import type { ClaimContext } from './context.ts';
+import type { ClaimRecord, ItemKey } from '../../domain/records.ts';
+import type { ClaimContext } from '../context.ts';
 import { takeOver } from './decide.ts';
 
 /**
@@ -21,7 +21,7 @@ export const CLAIM_WAIT_MS = 5_000;
  * a claim still allocating then is finished here, as the stream function would at the deadline (its
  * handler died, or is very slow). That is safe with the first handler still alive: both settles are
  * conditional on the claim's uid and on what it holds, the one that loses gives its allocation back, and
- * each answers the claim as settled (service/decide.ts, settle). Costs nothing when the claim is not
+ * each answers the claim as settled (service/allocation/decide.ts, settle). Costs nothing when the claim is not
  * allocating. Undefined when the claim went meanwhile.
  */
 /**

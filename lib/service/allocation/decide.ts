@@ -5,10 +5,10 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext, type AllocationPort } from '../domain/allocate.ts';
-import { ordinalOf, runsFrom, type Segment } from '../domain/candidates.ts';
-import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../domain/kinds.ts';
-import { allocationRefOf, condition, spaceOf, timestamp } from '../domain/objects.ts';
+import { allocateNext, type AllocationPort } from '../../domain/allocate.ts';
+import { ordinalOf, runsFrom, type Segment } from '../../domain/candidates.ts';
+import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../../domain/kinds.ts';
+import { allocationRefOf, condition, spaceOf, timestamp } from '../../domain/objects.ts';
 import type {
   AllocationRecord,
   ClaimRecord,
@@ -16,17 +16,17 @@ import type {
   NameHoldRecord,
   QuarantineRecord,
   PoolRecord,
-} from '../domain/records.ts';
-import { valueKind } from '../domain/spaces.ts';
-import type { ClaimContext } from './context.ts';
-import { familyOf, type ParsedValue, type PoolSpace } from '../domain/values.ts';
-import { ConditionFailedError } from '../store/client.ts';
-import { GROUP_BITS, allocationKey, poolKeyOf, type GroupRef, type PoolId } from '../store/keys.ts';
-import { isHeld, type Stored } from '../store/items.ts';
-import { isRanged } from '../domain/prefix-pools.ts';
+} from '../../domain/records.ts';
+import { valueKind } from '../../domain/spaces.ts';
+import type { ClaimContext } from '../context.ts';
+import { familyOf, type ParsedValue, type PoolSpace } from '../../domain/values.ts';
+import { ConditionFailedError } from '../../store/client.ts';
+import { GROUP_BITS, allocationKey, poolKeyOf, type GroupRef, type PoolId } from '../../store/keys.ts';
+import { isHeld, type Stored } from '../../store/items.ts';
+import { isRanged } from '../../domain/prefix-pools.ts';
 import { decideRanged, type RangedParts } from './prefix-search.ts';
-import { liveClaim } from './leases.ts';
-import { endQuarantine } from './quarantine.ts';
+import { liveClaim } from '../leases/leases.ts';
+import { endQuarantine } from '../leases/quarantine.ts';
 import {
   adjustSpread,
   frontierKey,
@@ -103,7 +103,7 @@ export function allocatedOutcome(
  * the claim's pool, and its uid is the claim's, or is empty or stale with the allow-binding annotation.
  */
 export function bindable(allocation: AllocationRecord, claim: ClaimRecord): boolean {
-  // A user's prefix not yet checked for overlap (service/prefix-check.ts) is bound once it is.
+  // A user's prefix not yet checked for overlap (service/allocation/prefix-check.ts) is bound once it is.
   if (allocation.unchecked !== undefined) return false;
   const ref = allocation.spec.claimRef;
   if (!ref || ref.name !== claim.metadata.name) return false;
@@ -326,7 +326,7 @@ export async function decide(
         ),
         collisions: 1,
       };
-    // A name hold (service/name-holds.ts) holds the value for the object its name points at.
+    // A name hold (service/allocation/name-holds.ts) holds the value for the object its name points at.
     const holder = held?.t === 'alloc' ? held : undefined;
     if (holder && bindable(holder, claim)) {
       const outcome = await bind(ctx, claim, key, holder);
@@ -517,7 +517,7 @@ export async function readPool(ctx: ClaimContext, pool: PoolId): Promise<Stored<
  */
 export async function reconcileClaim(ctx: ClaimContext, key: ItemKey): Promise<ClaimRecord | undefined> {
   const found = await waitForHandler(ctx, key);
-  // A claim whose lease ended is never allocated or bound: it is deleted, a release (service/leases.ts).
+  // A claim whose lease ended is never allocated or bound: it is deleted, a release (service/leases/leases.ts).
   const claim = await liveClaim(ctx, key, found);
   if (claim?.t !== 'claim' || (claim.phase !== 'Waiting' && claim.phase !== 'Allocating'))
     return claim?.t === 'claim' ? claim : undefined;
@@ -551,6 +551,6 @@ async function waitForHandler(ctx: ClaimContext, key: ItemKey): Promise<ClaimRec
   }
 }
 
-export { HANDLER_DEADLINE_MS } from './context.ts';
+export { HANDLER_DEADLINE_MS } from '../context.ts';
 
 export type { Segment };

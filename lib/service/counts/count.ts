@@ -1,12 +1,12 @@
 /**
- * What a pool's group summaries hold, counted from their bitmaps (service/tally.ts keeps them): the
+ * What a pool's group summaries hold, counted from their bitmaps (service/counts/tally.ts keeps them): the
  * recount's reading, and the repair sweep's, which compares it with the pool's counts.
  */
-import type { ClaimContext } from './context.ts';
-import { ordinalOf } from '../domain/candidates.ts';
-import { familyOf, type PoolSpace } from '../domain/values.ts';
-import { GROUP_BITS, type PoolId } from '../store/keys.ts';
-import { countedIn } from './tally-runs.ts';
+import type { ClaimContext } from '../context.ts';
+import { ordinalOf } from '../../domain/candidates.ts';
+import { familyOf, type PoolSpace } from '../../domain/values.ts';
+import { GROUP_BITS, type PoolId } from '../../store/keys.ts';
+import { countedIn } from './runs.ts';
 
 /** The slot's position in candidate order, when it is a candidate of the pool's current spec. */
 export function candidateOrdinal(

@@ -7,11 +7,11 @@
  * the REMOVE is a release like any other (the stream applies the reclaim policy), and its event is
  * `Claim Expired` (domain/events.ts tells it from the lease's end and the record's time).
  */
-import { leaseEnd, leaseExpired } from '../domain/leases.ts';
-import type { ClaimRecord, ItemKey, QuarantineRecord } from '../domain/records.ts';
-import type { Stored } from '../store/items.ts';
-import { LIST_SHARDS } from '../store/keys.ts';
-import { nowMs, nowText, type ClaimContext } from './context.ts';
+import { leaseEnd, leaseExpired } from '../../domain/leases.ts';
+import type { ClaimRecord, ItemKey, QuarantineRecord } from '../../domain/records.ts';
+import type { Stored } from '../../store/items.ts';
+import { LIST_SHARDS } from '../../store/keys.ts';
+import { nowMs, nowText, type ClaimContext } from '../context.ts';
 import { endQuarantine } from './quarantine.ts';
 
 /** A lease's end for a claim made or renewed now; undefined for a claim without a lease. */
@@ -52,7 +52,7 @@ const EXPIRY_PAGE = 200;
 
 /**
  * The expiry run (every minute, deployed: the repair function's `expireLeases`): deletes the claims whose
- * lease ended and the quarantines whose time came (service/quarantine.ts), both found by the leases index,
+ * lease ended and the quarantines whose time came (service/leases/quarantine.ts), both found by the leases index,
  * so that the 2-minute bound holds whatever TTL's delay. How many it deleted.
  */
 export async function expireLeases(ctx: ClaimContext, page = EXPIRY_PAGE): Promise<number> {
