@@ -15,7 +15,8 @@ import type { ClaimRecord, PoolRecord } from '../../domain/records.ts';
 import type { Stored } from '../../store/items.ts';
 import { poolKeyOf } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';
-import { firstSummaryOf, poolIdOf, type DecideOptions } from './decide.ts';
+import { poolIdOf, type DecideOptions } from './decide.ts';
+import { firstSummaryOf } from './search.ts';
 
 /** Pools one instance remembers at most (it forgets them all past this, as its other memories do). */
 const POOLS_REMEMBERED = 10_000;

@@ -5,8 +5,7 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { allocateNext, type AllocationPort } from '../../domain/allocate.ts';
-import { ordinalOf, runsFrom, type Segment } from '../../domain/candidates.ts';
+import { ordinalOf, type Segment } from '../../domain/candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../../domain/kinds.ts';
 import { allocationRefOf, condition, spaceOf, timestamp } from '../../domain/objects.ts';
 import type {
@@ -19,14 +18,15 @@ import type {
 } from '../../domain/records.ts';
 import { valueKind } from '../../domain/spaces.ts';
 import type { ClaimContext } from '../context.ts';
-import { familyOf, type ParsedValue, type PoolSpace } from '../../domain/values.ts';
+import type { ParsedValue, PoolSpace } from '../../domain/values.ts';
 import { ConditionFailedError } from '../../store/client.ts';
-import { GROUP_BITS, allocationKey, poolKeyOf, type GroupRef, type PoolId } from '../../store/keys.ts';
-import { isHeld, type Stored } from '../../store/items.ts';
+import { allocationKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
+import type { Stored } from '../../store/items.ts';
 import { isRanged } from '../../domain/prefix-pools.ts';
 import { decideRanged, type RangedParts } from './prefix-search.ts';
 import { liveClaim } from '../leases/leases.ts';
 import { endQuarantine } from '../leases/quarantine.ts';
+import { searchOrigin, searcher, searchWithSpread, type PrefetchedSummary } from './search.ts';
 import {
   adjustSpread,
   frontierKey,
@@ -35,8 +35,6 @@ import {
   markContended,
   rememberFrontier,
   rememberTaken,
-  searchStart,
-  spreadPoint,
   summarised,
 } from './search-memory.ts';
 
@@ -179,12 +177,6 @@ export interface Decision {
   collisions: number;
 }
 
-/** A group summary's bitmap read before the decision, beside the pool (claim-reads.ts). */
-export interface PrefetchedSummary {
-  group: GroupRef;
-  bits: Uint8Array;
-}
-
 export interface DecideOptions {
   /** Used for the search's first summary read when it is of this group; read again otherwise. */
   prefetched?: PrefetchedSummary;
@@ -192,54 +184,10 @@ export interface DecideOptions {
   draw?: number;
 }
 
-/** Where a search over a pool of one length starts (undefined: past the last candidate). */
-function searchOrigin(
-  ctx: ClaimContext,
-  claim: ClaimRecord,
-  pool: PoolRecord,
-  space: PoolSpace,
-  segments: readonly Segment[],
-  draw?: number,
-) {
-  const unrestricted = claim.spec.within === undefined && claim.spec.reserved === undefined;
-  const start = unrestricted ? searchStart(ctx, pool) : 0n;
-  if (start >= space.total && unrestricted) return undefined;
-  const poolContended = isContended(ctx, pool);
-  const contended = unrestricted && poolContended;
-  const spreadStart = (at?: number) => spreadPoint(ctx, pool, segments, start, space.total, at);
-  return {
-    unrestricted,
-    start,
-    poolContended,
-    contended,
-    spreadStart,
-    from: contended ? spreadStart(draw) : start,
-  };
-}
-
-/**
- * The group summary a new claim's search in `pool` reads first, if it reads one, so that the claim's
- * reads fetch it beside the pool (claim-reads.ts): the same start as decide's, from the same `draw`.
- */
-export function firstSummaryOf(
-  ctx: ClaimContext,
-  claim: ClaimRecord,
-  pool: PoolRecord,
-  draw: number,
-): GroupRef | undefined {
-  if (!summarised(pool) || claim.spec.value !== undefined) return undefined;
-  const space = spaceOf(pool);
-  if (isRanged(space)) return undefined;
-  const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
-  if ('causes' in restricted) return undefined;
-  const origin = searchOrigin(ctx, claim, pool, space, restricted.segments, draw);
-  const run = origin && runsFrom(restricted.segments, origin.from).next();
-  return run && !run.done ? { family: familyOf(space), group: run.value.first >> GROUP_BITS } : undefined;
-}
-
 /**
  * Decides a claim's outcome against its pool, creating or binding an allocation object when one is to
- * be had. `offers` are allocation objects offered to the claim name (from its stub).
+ * be had. `offers` are allocation objects offered to the claim name (from its stub). The steps: a pool,
+ * an offer bound, then the requested value or the next free candidate, each put conditionally.
  */
 export async function decide(
   ctx: ClaimContext,
@@ -250,179 +198,150 @@ export async function decide(
 ): Promise<Decision> {
   const now = (ctx.now ?? timestamp)();
   const ref = claim.spec.poolRef;
-  if (!pool) {
-    return {
-      outcome: waitingOutcome('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now),
-      collisions: 0,
-    };
-  }
-  const info = poolKindInfo(pool.kind)!;
-  const poolId = poolIdOf(claim);
-
-  for (const offer of offers) {
-    const offered = await ctx.table.get<AllocationRecord>(offer);
-    if (offered?.t === 'alloc' && bindable(offered, claim)) {
-      const outcome = await bind(ctx, claim, offer, offered);
-      if (outcome) return { outcome, collisions: 0 };
-    }
-  }
+  if (!pool) return waiting('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now);
+  const offered = await bindOffer(ctx, claim, offers);
+  if (offered) return { outcome: offered, collisions: 0 };
 
   const space = spaceOf(pool);
   if (isRanged(space)) return decideRanged(ctx, claim, pool, space, rangedParts(ctx, claim, pool, now));
   const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
   if ('causes' in restricted) {
     const message = restricted.causes.map((cause) => `${cause.field}: ${cause.message}`).join('; ');
-    return { outcome: waitingOutcome('PoolExhausted', `cannot be met: ${message}`, now), collisions: 0 };
+    return waiting('PoolExhausted', `cannot be met: ${message}`, now);
   }
-  // The conditional put of the allocation object; `created` keeps the one that won.
+  const put = allocationPut(ctx, claim, pool, now);
+  const search = { space, segments: restricted.segments, put, now };
+  return claim.spec.value !== undefined
+    ? decideValue(ctx, claim, search)
+    : decideNextFree(ctx, claim, pool, search, options);
+}
+
+const waiting = (reason: WaitingReason, message: string, now: string, collisions = 0): Decision => ({
+  outcome: waitingOutcome(reason, message, now),
+  collisions,
+});
+
+/** The first offered object that binds to the claim, bound. */
+async function bindOffer(ctx: ClaimContext, claim: ClaimRecord, offers: readonly ItemKey[]) {
+  for (const offer of offers) {
+    const offered = await ctx.table.get<AllocationRecord>(offer);
+    if (offered?.t === 'alloc' && bindable(offered, claim)) {
+      const outcome = await bind(ctx, claim, offer, offered);
+      if (outcome) return outcome;
+    }
+  }
+  return undefined;
+}
+
+/** The conditional put of the allocation object, the arbiter; `created` keeps the one that won. */
+interface AllocationPut {
+  key(value: ParsedValue): ItemKey;
+  tryCreate(value: ParsedValue, raced?: boolean): Promise<boolean>;
+  allocated(collisions: number): Decision;
+}
+
+function allocationPut(ctx: ClaimContext, claim: ClaimRecord, pool: PoolRecord, now: string): AllocationPut {
+  const info = poolKindInfo(pool.kind)!;
+  const poolId = poolIdOf(claim);
   let created: { key: ItemKey; record: AllocationRecord } | undefined;
-  const tryCreate = async (value: ParsedValue, raced = false) => {
-    const key = allocationKey(poolId, info.allocationKind, value);
-    const record = newAllocation(claim, pool, value, now);
-    if (raced) record.raced = true;
-    if (!(await ctx.table.putAllocation(key, record, value.slot, info.allocationResource))) return false;
-    created = { key, record };
-    return true;
-  };
-  const allocated = (collisions: number): Decision => ({
-    outcome: {
-      ...allocatedOutcome(claim, created!.record, created!.key, now),
-      took: { key: created!.key, created: true, previousUid: '' },
+  const key = (value: ParsedValue) => allocationKey(poolId, info.allocationKind, value);
+  return {
+    key,
+    tryCreate: async (value, raced = false) => {
+      const record = newAllocation(claim, pool, value, now);
+      if (raced) record.raced = true;
+      if (!(await ctx.table.putAllocation(key(value), record, value.slot, info.allocationResource)))
+        return false;
+      created = { key: key(value), record };
+      return true;
     },
-    collisions,
-  });
-
-  if (claim.spec.value !== undefined) {
-    const value = valueKind(info.allocationKind).parse(claim.spec.value);
-    if (
-      !value.ok ||
-      !space.fits(value.value) ||
-      ordinalOf(restricted.segments, value.value.slot) === undefined
-    ) {
-      const shown = value.ok ? value.value.value : String(claim.spec.value);
-      return {
-        outcome: waitingOutcome(
-          'PoolExhausted',
-          `${shown} is not a candidate of ${ref.name} for this claim`,
-          now,
-        ),
-        collisions: 0,
-      };
-    }
-    if (await tryCreate(value.value)) return allocated(0);
-    const key = allocationKey(poolId, info.allocationKind, value.value);
-    let held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
-    // A quarantine whose time has come is ended here rather than waited for (TTL or the expiry run).
-    if (held?.t === 'quarantine' && (await endQuarantine(ctx, key, held))) {
-      if (await tryCreate(value.value)) return allocated(0);
-      held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
-    }
-    if (held?.t === 'quarantine')
-      return {
-        outcome: waitingOutcome(
-          'ValueQuarantined',
-          `${value.value.value} was freed at ${held.since} and is held back until ${held.until} (quarantineSeconds)`,
-          now,
-        ),
-        collisions: 1,
-      };
-    // A name hold (service/allocation/name-holds.ts) holds the value for the object its name points at.
-    const holder = held?.t === 'alloc' ? held : undefined;
-    if (holder && bindable(holder, claim)) {
-      const outcome = await bind(ctx, claim, key, holder);
-      if (outcome) return { outcome, collisions: 0 };
-    }
-    const by = holder?.spec.claimRef?.name
-      ? ` (claim ${holder.spec.claimRef.name})`
-      : held?.t === 'hold'
-        ? ' (its name)'
-        : '';
-    return {
-      outcome: waitingOutcome(
-        'ValueTaken',
-        `${value.value.value} is held by ${held?.metadata.name ?? 'another allocation object'}${by}`,
-        now,
-      ),
-      collisions: 1,
-    };
-  }
-
-  const origin = searchOrigin(ctx, claim, pool, space, restricted.segments, options.draw);
-  if (!origin) {
-    return {
-      outcome: waitingOutcome('PoolExhausted', `no candidate of ${ref.name} is free`, now),
-      collisions: 0,
-    };
-  }
-  const { unrestricted, start, poolContended, contended, spreadStart, from } = origin;
-  const family = familyOf(space);
-  let prefetched = options.prefetched;
-  const port: AllocationPort = {
-    heldSlots: (first, last, limit) =>
-      ctx.table.heldSlots(poolId, info.allocationKind, family, first, last, limit),
-    // Until the stream function has counted this pool (and this spec), its summaries may still show what
-    // an earlier pool of the name held: read the objects.
-    summaryHeld: !summarised(pool)
-      ? undefined
-      : async (first) => {
-          const group = { family, group: first >> GROUP_BITS };
-          // The summary read beside the pool serves the search's first summary read, if of its group.
-          const ready = prefetched;
-          prefetched = undefined;
-          const bits =
-            ready && ready.group.family === family && ready.group.group === group.group
-              ? ready.bits
-              : await ctx.table.summaries.readGroupBits(poolId, group);
-          const from = Number(first - (group.group << GROUP_BITS));
-          return (offset) => isHeld(bits, from + offset);
-        },
-    tryCreate,
+    allocated: (collisions) => ({
+      outcome: {
+        ...allocatedOutcome(claim, created!.record, created!.key, now),
+        took: { key: created!.key, created: true, previousUid: '' },
+      },
+      collisions,
+    }),
   };
-  const search = (from: bigint, contended: boolean, stopAtCollision = false) =>
-    allocateNext(restricted.segments, (slot) => space.valueAt(slot), port, {
-      from,
-      random: ctx.random,
-      stopAtCollision,
-      contended,
-      tookRecently: (slot) => ctx.recentlyTaken?.get(pool.metadata.uid)?.includes(slot) ?? false,
-    });
-  // A lone caller's first lost race shows others are claiming here: spread at once rather than try the
-  // same block's next free slots, which the others are trying too.
-  let next = await search(from, poolContended, unrestricted && !contended);
-  let collisions = next.collisions;
-  let raced = next.raced;
-  // Only the span at the hint says whether the place callers start from is crowded; the spans further
-  // on are roomier because the searches spread to them.
-  let hintSpanFree = from === start ? next.spanFreeShare : undefined;
-  let spread = from > start;
-  if (next.kind === 'collided') {
-    const jump = spreadStart();
-    spread = jump > start;
-    next = await search(jump, true);
-    collisions += next.collisions;
-    raced ||= next.raced;
-    if (jump === start) hintSpanFree ??= next.spanFreeShare;
+}
+
+/** What a search over a pool of one length works with: the claim's candidates and the put. */
+interface SearchParts {
+  space: PoolSpace;
+  segments: readonly Segment[];
+  put: AllocationPut;
+  now: string;
+}
+
+/** A claim for one value (`spec.value`): put it, or bind it, or wait for it and say why. */
+async function decideValue(ctx: ClaimContext, claim: ClaimRecord, parts: SearchParts): Promise<Decision> {
+  const { space, segments, put, now } = parts;
+  const ref = claim.spec.poolRef;
+  const value = valueKind(poolKindInfo(ref.kind)!.allocationKind).parse(claim.spec.value!);
+  if (!value.ok || !space.fits(value.value) || ordinalOf(segments, value.value.slot) === undefined) {
+    const shown = value.ok ? value.value.value : String(claim.spec.value);
+    return waiting('PoolExhausted', `${shown} is not a candidate of ${ref.name} for this claim`, now);
   }
-  if (next.kind === 'exhausted' && spread) {
-    // The spread start was past the last free candidate: look again from the hint.
-    next = await search(start, poolContended);
-    collisions += next.collisions;
-    raced ||= next.raced;
+  if (await put.tryCreate(value.value)) return put.allocated(0);
+  const key = put.key(value.value);
+  let held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
+  // A quarantine whose time has come is ended here rather than waited for (TTL or the expiry run).
+  if (held?.t === 'quarantine' && (await endQuarantine(ctx, key, held))) {
+    if (await put.tryCreate(value.value)) return put.allocated(0);
+    held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
   }
-  if (unrestricted && hintSpanFree !== undefined) adjustSpread(ctx, pool, hintSpanFree);
-  if (raced) markContended(ctx, pool);
+  if (held?.t === 'quarantine') {
+    const why = `${value.value.value} was freed at ${held.since} and is held back until ${held.until} (quarantineSeconds)`;
+    return waiting('ValueQuarantined', why, now, 1);
+  }
+  // A name hold (service/allocation/name-holds.ts) holds the value for the object its name points at.
+  const holder = held?.t === 'alloc' ? held : undefined;
+  if (holder && bindable(holder, claim)) {
+    const outcome = await bind(ctx, claim, key, holder);
+    if (outcome) return { outcome, collisions: 0 };
+  }
+  const by = holder?.spec.claimRef?.name
+    ? ` (claim ${holder.spec.claimRef.name})`
+    : held?.t === 'hold'
+      ? ' (its name)'
+      : '';
+  const holderName = held?.metadata.name ?? 'another allocation object';
+  return waiting('ValueTaken', `${value.value.value} is held by ${holderName}${by}`, now, 1);
+}
+
+/**
+ * A claim for any free candidate: search from where this instance's memory says (the pool's hint, or a
+ * spread point once it lost a race there), put the first free one, and remember what it learned.
+ */
+async function decideNextFree(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  pool: PoolRecord,
+  parts: SearchParts,
+  options: DecideOptions,
+): Promise<Decision> {
+  const { space, segments, now } = parts;
+  const ref = claim.spec.poolRef;
+  const origin = searchOrigin(ctx, claim, pool, space, segments, options.draw);
+  if (!origin) return waiting('PoolExhausted', `no candidate of ${ref.name} is free`, now);
+  const { unrestricted, contended } = origin;
+  const search = searcher(ctx, pool, poolIdOf(claim), parts, parts.put.tryCreate, options.prefetched);
+  const found = await searchWithSpread(origin, search);
+  if (unrestricted && found.hintSpanFree !== undefined) adjustSpread(ctx, pool, found.hintSpanFree);
+  if (found.raced) markContended(ctx, pool);
+  const next = found.result;
   if (next.kind !== 'allocated') {
     const what = unrestricted
       ? `no candidate of ${ref.name} is free`
       : `no candidate of ${ref.name} within this claim's limits is free`;
-    return { outcome: waitingOutcome('PoolExhausted', what, now), collisions };
+    return waiting('PoolExhausted', what, now, found.collisions);
   }
   rememberTaken(ctx, pool, next.value.slot);
   // A spread search skipped free candidates: it proves nothing about what lies below it.
-  if (unrestricted && !contended && !raced) {
-    rememberFrontier(ctx, pool, ordinalOf(restricted.segments, next.value.slot)! + 1n);
+  if (unrestricted && !contended && !found.raced) {
+    rememberFrontier(ctx, pool, ordinalOf(segments, next.value.slot)! + 1n);
   }
-  return allocated(collisions);
+  return parts.put.allocated(found.collisions);
 }
 
 /** The pieces of a claim's decision that a pool of a range of prefix lengths borrows (prefix-search.ts). */
