@@ -263,8 +263,10 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')('the 
       await poll(async () => textOf(page.locator('.card', { hasText: 'Lease ends' }))).toContain(
         made.body.status.leaseExpiresAt,
       );
-      // A second later at least (ends are whole seconds), the renewal moves the end.
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // Ends are whole seconds (rounded up): once the clock is past the end's second less the lease, a
+      // renewal moves the end.
+      const takenBy = Date.parse(made.body.status.leaseExpiresAt) - 3600_000;
+      await poll(() => Date.now()).toBeGreaterThan(takenBy);
       await page.getByRole('button', { name: 'Renew lease-web' }).click();
       await poll(async () => (await api.get('claims/lease-web')).body.status.leaseExpiresAt).not.toBe(
         made.body.status.leaseExpiresAt,

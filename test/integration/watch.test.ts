@@ -24,15 +24,27 @@ interface WatchEvent {
  * Opens a watch and collects its events until `until` says enough (or `ms` pass, or the answer ends);
  * the watch is then closed, as a client that stops watching closes it.
  */
-async function watch(
+function watch(
   url: string,
   options: { until?: (events: WatchEvent[]) => boolean; ms?: number; headers?: Record<string, string> } = {},
+) {
+  let opened!: () => void;
+  const answered = new Promise<void>((resolve) => (opened = resolve));
+  return Object.assign(collect(url, options, opened), { opened: answered });
+}
+
+/** Resolves `opened` once the answer's head is in: the server is watching from then on. */
+async function collect(
+  url: string,
+  options: { until?: (events: WatchEvent[]) => boolean; ms?: number; headers?: Record<string, string> },
+  opened: () => void,
 ): Promise<{ status: number; events: WatchEvent[]; ended: boolean; body?: any }> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), options.ms ?? 10_000);
   const events: WatchEvent[] = [];
   try {
     const response = await fetch(url, { signal: abort.signal, headers: options.headers });
+    opened();
     if (response.status !== 200)
       return { status: response.status, events, ended: true, body: await response.json() };
     const reader = response.body!.getReader();
@@ -55,6 +67,7 @@ async function watch(
       }
     }
   } finally {
+    opened();
     clearTimeout(timer);
     abort.abort();
   }
@@ -80,7 +93,7 @@ describe('a watch from a list', () => {
     const watching = watch(claimsUrl(`watch=true&resourceVersion=${listed}`), {
       until: (seen) => seen.some((event) => event.type === 'DELETED'),
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await watching.opened;
     await ns().post('claims', {
       metadata: { name: 'w1' },
       spec: { poolRef: { kind: 'IndexPool', name: 'pool' } },
@@ -149,7 +162,7 @@ describe('a watch with selectors', () => {
     const watching = watch(claimsUrl(`watch=true&resourceVersion=${listed}&labelSelector=team%3Dfabric`), {
       until: (seen) => seen.length >= 4,
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await watching.opened;
     const patch = (labels: Record<string, string>) =>
       api.call('PATCH', `${KUBE}/namespaces/watching/claims/sel`, JSON.stringify({ metadata: { labels } }), {
         'content-type': 'application/merge-patch+json',
@@ -172,13 +185,17 @@ describe('a watch with selectors', () => {
   });
 
   it('selects on status.phase: a claim is ADDED once it is Allocated', async () => {
+    // From a list's resourceVersion, so the claim's changes all come after the watch's start.
+    const listed = (await ns().get('claims')).body.metadata.resourceVersion;
     const watching = watch(
-      claimsUrl('watch=true&fieldSelector=status.phase%3DAllocated,metadata.name%3Dphased'),
+      claimsUrl(
+        `watch=true&resourceVersion=${listed}&fieldSelector=status.phase%3DAllocated,metadata.name%3Dphased`,
+      ),
       {
         until: (seen) => seen.length >= 1,
       },
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await watching.opened;
     await ns().post('claims', {
       metadata: { name: 'phased' },
       spec: { poolRef: { kind: 'IndexPool', name: 'pool' } },
@@ -220,7 +237,7 @@ describe('a watch with selectors', () => {
         until: (seen) => seen.some((event) => event.object.metadata.name === 'pool-77'),
       },
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await watching.opened;
     await ns().post('indices', {
       metadata: { name: 'pool-77' },
       spec: { poolRef: { kind: 'IndexPool', name: 'pool' }, index: 77 },
@@ -347,7 +364,7 @@ describe('for kubectl get -w', () => {
         until: (seen) => seen.length >= 2,
       },
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await watching.opened;
     await ns().post('claims', {
       metadata: { name: 'tabled' },
       spec: { poolRef: { kind: 'IndexPool', name: 'pool' } },
