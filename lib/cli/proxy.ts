@@ -45,6 +45,16 @@ const FORWARDED_HEADERS = ['accept', 'content-type'] as const;
 /** Answer headers that come back. */
 const RETURNED_HEADERS = ['content-type', 'location', 'retry-after'] as const;
 
+/** The deployed API the proxy forwards to, and how it signs for it. */
+interface UpstreamApi {
+  endpoint: URL;
+  /** The endpoint's path, without a trailing slash: the request's path goes after it. */
+  base: string;
+  sign: boolean;
+  region: string | undefined;
+  credentials: CredentialProvider;
+}
+
 export async function startSigningProxy(options: SigningProxyOptions): Promise<SigningProxy> {
   const endpoint = new URL(options.endpoint);
   const sign = options.sign ?? true;
@@ -52,133 +62,25 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
   if (sign && !region) {
     throw new Error(`cannot tell the region of ${options.endpoint}; pass a region (--region or AWS_REGION)`);
   }
-  const credentials = options.credentials ?? defaultProvider();
-  const base = endpoint.pathname.replace(/\/+$/, '');
+  const api: UpstreamApi = {
+    endpoint,
+    base: endpoint.pathname.replace(/\/+$/, ''),
+    sign,
+    region,
+    credentials: options.credentials ?? defaultProvider(),
+  };
   let origin = '';
 
   const server: Server = createServer((request, response) => {
-    // Only this machine's own pages may use the proxy: a page from elsewhere (a cross-site request,
-    // or a DNS name rebound to 127.0.0.1) would otherwise have its calls signed with the user's keys.
-    const host = request.headers.host ?? '';
-    const sentOrigin = request.headers.origin;
-    if (
-      !isLocalHost(host) ||
-      (sentOrigin !== undefined && sentOrigin !== origin && sentOrigin !== `http://${host}`)
-    ) {
+    if (!fromOwnPage(request, origin)) {
       answer(response, 403, 'Forbidden', 'the proxy serves only pages of its own origin');
       return;
     }
     if (options.serve?.(request, response)) return;
-    void forward(request, response).catch((error: unknown) => {
+    void forward(api, request, response).catch((error: unknown) => {
       answer(response, 502, 'BadGateway', `cannot reach ${endpoint.origin}: ${(error as Error).message}`);
     });
   });
-
-  /** Sends one request upstream, signed; undefined when it cannot be signed (answered 401 here). */
-  async function send(
-    response: ServerResponse,
-    method: string,
-    url: URL,
-    headers: Record<string, string>,
-    text: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<Response | undefined> {
-    let sent = headers;
-    if (sign) {
-      try {
-        sent = await signedHeaders({ method, url, headers, body: text }, { region: region!, credentials });
-      } catch (error) {
-        answer(response, 401, 'Unauthorized', `cannot sign the request: ${(error as Error).message}`);
-        return undefined;
-      }
-      delete sent.host; // fetch sets it from the URL
-    }
-    return fetch(url, { method, headers: sent, body: text, redirect: 'manual', signal });
-  }
-
-  async function forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const body = await readBody(request);
-    if (body === undefined) {
-      answer(response, 413, 'RequestEntityTooLarge', `the body is over ${MAX_BODY_BYTES} bytes`);
-      return;
-    }
-    const incoming = new URL(request.url ?? '/', 'http://127.0.0.1');
-    const url = new URL(`${endpoint.origin}${base}${incoming.pathname}${incoming.search}`);
-    const method = request.method ?? 'GET';
-    const headers: Record<string, string> = {};
-    for (const name of FORWARDED_HEADERS) {
-      const value = request.headers[name];
-      if (typeof value === 'string') headers[name] = value;
-    }
-    if (method === 'GET' && ['true', '1'].includes(url.searchParams.get('watch') ?? ''))
-      return watch(request, response, url, headers);
-    const upstream = await send(response, method, url, headers, body.length > 0 ? body : undefined);
-    if (!upstream) return;
-    response.writeHead(upstream.status, returnedHeaders(upstream));
-    response.end(Buffer.from(await upstream.arrayBuffer()));
-  }
-
-  /** A client's watch, held open over the API's long polls (see the top of this file). */
-  async function watch(
-    request: IncomingMessage,
-    response: ServerResponse,
-    url: URL,
-    headers: Record<string, string>,
-  ): Promise<void> {
-    const bookmarks = ['true', '1'].includes(url.searchParams.get('allowWatchBookmarks') ?? '');
-    const timeout = Number(url.searchParams.get('timeoutSeconds') ?? '0');
-    const deadline = timeout > 0 ? Date.now() + timeout * 1000 : Infinity;
-    let gone = false;
-    const stop = new AbortController();
-    response.on('close', () => {
-      gone = true;
-      stop.abort();
-    });
-    url.searchParams.set('allowWatchBookmarks', 'true');
-    for (let first = true; !gone && Date.now() < deadline; first = false) {
-      if (timeout > 0)
-        url.searchParams.set('timeoutSeconds', String(Math.ceil((deadline - Date.now()) / 1000)));
-      let upstream: Response | undefined;
-      let text: string;
-      try {
-        upstream = await send(response, 'GET', url, headers, undefined, stop.signal);
-        if (!upstream) return;
-        text = await upstream.text();
-      } catch (error) {
-        if (gone) return; // the client left: so does its watch
-        if (first) throw error;
-        const status = {
-          kind: 'Status',
-          apiVersion: 'v1',
-          status: 'Failure',
-          code: 502,
-          reason: 'BadGateway',
-        };
-        const message = `cannot reach ${endpoint.origin}: ${(error as Error).message}`;
-        response.end(`${JSON.stringify({ type: 'ERROR', object: { ...status, message } })}\n`);
-        return;
-      }
-      if (upstream.status !== 200) {
-        // Before the first event, the API's own answer; after it, an ERROR event, as Kubernetes sends.
-        if (first) {
-          response.writeHead(upstream.status, returnedHeaders(upstream));
-          response.end(text);
-        } else response.end(`${JSON.stringify({ type: 'ERROR', object: JSON.parse(text) as unknown })}\n`);
-        return;
-      }
-      if (first) response.writeHead(200, { 'content-type': 'application/json' });
-      for (const line of text.split('\n').filter((part) => part.trim())) {
-        const event = JSON.parse(line) as {
-          type?: string;
-          object?: { metadata?: { resourceVersion?: string } };
-        };
-        const version = event.object?.metadata?.resourceVersion;
-        if (version) url.searchParams.set('resourceVersion', version);
-        if (event.type !== 'BOOKMARK' || bookmarks) response.write(`${line}\n`);
-      }
-    }
-    response.end();
-  }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -194,6 +96,131 @@ export async function startSigningProxy(options: SigningProxyOptions): Promise<S
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Only this machine's own pages may use the proxy: a page from elsewhere (a cross-site request, or a
+ * DNS name rebound to 127.0.0.1) would otherwise have its calls signed with the user's keys.
+ */
+function fromOwnPage(request: IncomingMessage, origin: string): boolean {
+  const host = request.headers.host ?? '';
+  const sentOrigin = request.headers.origin;
+  return (
+    isLocalHost(host) &&
+    (sentOrigin === undefined || sentOrigin === origin || sentOrigin === `http://${host}`)
+  );
+}
+
+/** Sends one request upstream, signed; undefined when it cannot be signed (answered 401 here). */
+async function send(
+  api: UpstreamApi,
+  response: ServerResponse,
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  text: string | undefined,
+  signal?: AbortSignal,
+): Promise<Response | undefined> {
+  let sent = headers;
+  if (api.sign) {
+    try {
+      sent = await signedHeaders(
+        { method, url, headers, body: text },
+        { region: api.region!, credentials: api.credentials },
+      );
+    } catch (error) {
+      answer(response, 401, 'Unauthorized', `cannot sign the request: ${(error as Error).message}`);
+      return undefined;
+    }
+    delete sent.host; // fetch sets it from the URL
+  }
+  return fetch(url, { method, headers: sent, body: text, redirect: 'manual', signal });
+}
+
+async function forward(api: UpstreamApi, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const body = await readBody(request);
+  if (body === undefined) {
+    answer(response, 413, 'RequestEntityTooLarge', `the body is over ${MAX_BODY_BYTES} bytes`);
+    return;
+  }
+  const incoming = new URL(request.url ?? '/', 'http://127.0.0.1');
+  const url = new URL(`${api.endpoint.origin}${api.base}${incoming.pathname}${incoming.search}`);
+  const method = request.method ?? 'GET';
+  const headers: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  if (method === 'GET' && ['true', '1'].includes(url.searchParams.get('watch') ?? ''))
+    return watch(api, response, url, headers);
+  const upstream = await send(api, response, method, url, headers, body.length > 0 ? body : undefined);
+  if (!upstream) return;
+  response.writeHead(upstream.status, returnedHeaders(upstream));
+  response.end(Buffer.from(await upstream.arrayBuffer()));
+}
+
+/** A client's watch, held open over the API's long polls (see the top of this file). */
+async function watch(
+  api: UpstreamApi,
+  response: ServerResponse,
+  url: URL,
+  headers: Record<string, string>,
+): Promise<void> {
+  const bookmarks = ['true', '1'].includes(url.searchParams.get('allowWatchBookmarks') ?? '');
+  const timeout = Number(url.searchParams.get('timeoutSeconds') ?? '0');
+  const deadline = timeout > 0 ? Date.now() + timeout * 1000 : Infinity;
+  let gone = false;
+  const stop = new AbortController();
+  response.on('close', () => {
+    gone = true;
+    stop.abort();
+  });
+  url.searchParams.set('allowWatchBookmarks', 'true');
+  for (let first = true; !gone && Date.now() < deadline; first = false) {
+    if (timeout > 0)
+      url.searchParams.set('timeoutSeconds', String(Math.ceil((deadline - Date.now()) / 1000)));
+    let upstream: Response | undefined;
+    let text: string;
+    try {
+      upstream = await send(api, response, 'GET', url, headers, undefined, stop.signal);
+      if (!upstream) return;
+      text = await upstream.text();
+    } catch (error) {
+      if (gone) return; // the client left: so does its watch
+      if (first) throw error;
+      const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 502, reason: 'BadGateway' };
+      const message = `cannot reach ${api.endpoint.origin}: ${(error as Error).message}`;
+      response.end(`${JSON.stringify({ type: 'ERROR', object: { ...status, message } })}\n`);
+      return;
+    }
+    if (upstream.status !== 200) {
+      // Before the first event, the API's own answer; after it, an ERROR event, as Kubernetes sends.
+      if (first) {
+        response.writeHead(upstream.status, returnedHeaders(upstream));
+        response.end(text);
+      } else response.end(`${JSON.stringify({ type: 'ERROR', object: JSON.parse(text) as unknown })}\n`);
+      return;
+    }
+    if (first) response.writeHead(200, { 'content-type': 'application/json' });
+    relayEvents(text, url, response, bookmarks);
+  }
+  response.end();
+}
+
+/**
+ * Streams one poll's events to the client, and moves the next poll on from the last resourceVersion.
+ * Bookmarks (always asked for) go on only if the client asked for them.
+ */
+function relayEvents(text: string, url: URL, response: ServerResponse, bookmarks: boolean): void {
+  for (const line of text.split('\n').filter((part) => part.trim())) {
+    const event = JSON.parse(line) as {
+      type?: string;
+      object?: { metadata?: { resourceVersion?: string } };
+    };
+    const version = event.object?.metadata?.resourceVersion;
+    if (version) url.searchParams.set('resourceVersion', version);
+    if (event.type !== 'BOOKMARK' || bookmarks) response.write(`${line}\n`);
+  }
 }
 
 function returnedHeaders(upstream: Response): Record<string, string> {

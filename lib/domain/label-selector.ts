@@ -200,131 +200,152 @@ function requirement(key: string, operator: LabelOperator, values: string[]): La
 
 const BINARY_OPERATORS = 'in, notin, =, ==, !=, gt, lt';
 
+const OPERATORS: Partial<Record<Token, LabelOperator>> = {
+  in: 'in',
+  '=': '=',
+  '==': '==',
+  '>': 'gt',
+  '<': 'lt',
+  notin: 'notin',
+  '!=': '!=',
+};
+
+const fail = (message: string): never => {
+  throw new SelectorError(message);
+};
+
+/**
+ * The scanned tokens and the parser's place in them. As in apimachinery, `in` and `notin` read as
+ * identifiers (values) unless the parser asks for an operator (`values` false).
+ */
+class Tokens {
+  private position = 0;
+
+  constructor(private readonly items: readonly Scanned[]) {}
+
+  lookahead(values = true): Scanned {
+    const item = this.items[this.position]!;
+    return values && (item.token === 'in' || item.token === 'notin')
+      ? { ...item, token: 'identifier' }
+      : item;
+  }
+
+  consume(values = true): Scanned {
+    const item = this.lookahead(values);
+    this.position++;
+    return item;
+  }
+}
+
+/** The key, with `!` before it or nothing after it read as the operator (`!` or `exists`). */
+function keyAndOperator(tokens: Tokens): { key: string; operator?: LabelOperator } {
+  let operator: LabelOperator | undefined;
+  let item = tokens.consume();
+  if (item.token === '!') {
+    operator = '!';
+    item = tokens.consume();
+  }
+  if (item.token !== 'identifier') fail(`found '${item.literal}', expected: identifier`);
+  const problems = labelKeyProblems(item.literal);
+  if (problems.length) fail(invalid('<nil>', item.literal, problems.join('; ')));
+  const next = tokens.lookahead().token;
+  if ((next === 'end' || next === ',') && operator !== '!') operator = 'exists';
+  return { key: item.literal, operator };
+}
+
+function binaryOperator(tokens: Tokens): LabelOperator {
+  const item = tokens.consume(false);
+  return OPERATORS[item.token] ?? fail(`found '${item.literal}', expected: ${BINARY_OPERATORS}`);
+}
+
+/** The values inside `( … )`; empty ones between commas count, as apimachinery counts them. */
+function identifiers(tokens: Tokens): Set<string> {
+  const values = new Set<string>();
+  for (;;) {
+    const item = tokens.consume();
+    if (item.token === 'identifier') {
+      values.add(item.literal);
+      const next = tokens.lookahead();
+      if (next.token === ',') continue;
+      if (next.token === ')') return values;
+      fail(`found '${next.literal}', expected: ',' or ')'`);
+    } else if (item.token === ',') {
+      if (values.size === 0) values.add('');
+      const next = tokens.lookahead().token;
+      if (next === ')') {
+        values.add('');
+        return values;
+      }
+      if (next === ',') {
+        tokens.consume();
+        values.add('');
+      }
+    } else fail(`found '${item.literal}', expected: ',', or identifier`);
+  }
+}
+
+/** The values of `in` and `notin`: `( … )`, where `()` is the one empty value. */
+function setValues(tokens: Tokens): Set<string> {
+  const open = tokens.consume();
+  if (open.token !== '(') fail(`found '${open.literal}' expected: '('`);
+  const first = tokens.lookahead();
+  if (first.token === 'identifier' || first.token === ',') {
+    const values = identifiers(tokens);
+    if (tokens.consume().token !== ')') fail(`found '${first.literal}', expected: ')'`);
+    return values;
+  }
+  if (first.token === ')') {
+    tokens.consume();
+    return new Set(['']);
+  }
+  return fail(`found '${first.literal}', expected: ',', ')' or identifier`);
+}
+
+/** The value after `=`, `==`, `!=`, `>` or `<`; none (at the end or a comma) is the empty value. */
+function exactValue(tokens: Tokens): Set<string> {
+  const next = tokens.lookahead().token;
+  if (next === 'end' || next === ',') return new Set(['']);
+  const item = tokens.consume();
+  if (item.token === 'identifier') return new Set([item.literal]);
+  return fail(`found '${item.literal}', expected: identifier`);
+}
+
+function parseRequirement(tokens: Tokens): LabelRequirement {
+  const { key, operator: inferred } = keyAndOperator(tokens);
+  if (inferred === 'exists' || inferred === '!') return requirement(key, inferred, []);
+  const operator = binaryOperator(tokens);
+  const values = operator === 'in' || operator === 'notin' ? setValues(tokens) : exactValue(tokens);
+  return requirement(key, operator, [...values].sort());
+}
+
+/** The requirements, separated by commas, up to the end; a requirement's error names it as such. */
+function parseRequirements(tokens: Tokens): LabelRequirement[] {
+  const selector: LabelRequirement[] = [];
+  for (;;) {
+    const item = tokens.lookahead();
+    if (item.token === 'end') return selector;
+    if (item.token !== 'identifier' && item.token !== '!')
+      fail(`found '${item.literal}', expected: !, identifier, or 'end of string'`);
+    try {
+      selector.push(parseRequirement(tokens));
+    } catch (error) {
+      if (error instanceof SelectorError)
+        throw new SelectorError(`unable to parse requirement: ${error.message}`);
+      throw error;
+    }
+    const after = tokens.consume();
+    if (after.token === 'end') return selector;
+    if (after.token !== ',') fail(`found '${after.literal}', expected: ',' or 'end of string'`);
+    const next = tokens.lookahead();
+    if (next.token !== 'identifier' && next.token !== '!')
+      fail(`found '${next.literal}', expected: identifier after ','`);
+  }
+}
+
 /** Parses a label selector; an empty one (or only blanks) selects everything. */
 export function parseLabelSelector(text: string): Parsed<LabelSelector> {
-  const items = scan(text);
-  let position = 0;
-  const valueToken = (token: Token): Token => (token === 'in' || token === 'notin' ? 'identifier' : token);
-  const lookahead = (values = true): Scanned => {
-    const item = items[position]!;
-    return values ? { ...item, token: valueToken(item.token) } : item;
-  };
-  const consume = (values = true): Scanned => {
-    const item = lookahead(values);
-    position++;
-    return item;
-  };
-  const fail = (message: string): never => {
-    throw new SelectorError(message);
-  };
-
-  const keyAndOperator = (): { key: string; operator?: LabelOperator } => {
-    let operator: LabelOperator | undefined;
-    let item = consume();
-    if (item.token === '!') {
-      operator = '!';
-      item = consume();
-    }
-    if (item.token !== 'identifier') fail(`found '${item.literal}', expected: identifier`);
-    const problems = labelKeyProblems(item.literal);
-    if (problems.length) fail(invalid('<nil>', item.literal, problems.join('; ')));
-    const next = lookahead().token;
-    if ((next === 'end' || next === ',') && operator !== '!') operator = 'exists';
-    return { key: item.literal, operator };
-  };
-
-  const operatorOf = (): LabelOperator => {
-    const item = consume(false);
-    const operators: Partial<Record<Token, LabelOperator>> = {
-      in: 'in',
-      '=': '=',
-      '==': '==',
-      '>': 'gt',
-      '<': 'lt',
-      notin: 'notin',
-      '!=': '!=',
-    };
-    return operators[item.token] ?? fail(`found '${item.literal}', expected: ${BINARY_OPERATORS}`);
-  };
-
-  const identifiers = (): Set<string> => {
-    const values = new Set<string>();
-    for (;;) {
-      const item = consume();
-      if (item.token === 'identifier') {
-        values.add(item.literal);
-        const next = lookahead();
-        if (next.token === ',') continue;
-        if (next.token === ')') return values;
-        fail(`found '${next.literal}', expected: ',' or ')'`);
-      } else if (item.token === ',') {
-        if (values.size === 0) values.add('');
-        const next = lookahead().token;
-        if (next === ')') {
-          values.add('');
-          return values;
-        }
-        if (next === ',') {
-          consume();
-          values.add('');
-        }
-      } else fail(`found '${item.literal}', expected: ',', or identifier`);
-    }
-  };
-
-  const setValues = (): Set<string> => {
-    const open = consume();
-    if (open.token !== '(') fail(`found '${open.literal}' expected: '('`);
-    const first = lookahead();
-    if (first.token === 'identifier' || first.token === ',') {
-      const values = identifiers();
-      if (consume().token !== ')') fail(`found '${first.literal}', expected: ')'`);
-      return values;
-    }
-    if (first.token === ')') {
-      consume();
-      return new Set(['']);
-    }
-    return fail(`found '${first.literal}', expected: ',', ')' or identifier`);
-  };
-
-  const exactValue = (): Set<string> => {
-    const next = lookahead().token;
-    if (next === 'end' || next === ',') return new Set(['']);
-    const item = consume();
-    if (item.token === 'identifier') return new Set([item.literal]);
-    return fail(`found '${item.literal}', expected: identifier`);
-  };
-
-  const parseRequirement = (): LabelRequirement => {
-    const { key, operator: inferred } = keyAndOperator();
-    if (inferred === 'exists' || inferred === '!') return requirement(key, inferred, []);
-    const operator = operatorOf();
-    const values = operator === 'in' || operator === 'notin' ? setValues() : exactValue();
-    return requirement(key, operator, [...values].sort());
-  };
-
   try {
-    const selector: LabelRequirement[] = [];
-    for (;;) {
-      const item = lookahead();
-      if (item.token === 'end') break;
-      if (item.token !== 'identifier' && item.token !== '!')
-        fail(`found '${item.literal}', expected: !, identifier, or 'end of string'`);
-      try {
-        selector.push(parseRequirement());
-      } catch (error) {
-        if (error instanceof SelectorError)
-          throw new SelectorError(`unable to parse requirement: ${error.message}`);
-        throw error;
-      }
-      const after = consume();
-      if (after.token === 'end') break;
-      if (after.token !== ',') fail(`found '${after.literal}', expected: ',' or 'end of string'`);
-      const next = lookahead();
-      if (next.token !== 'identifier' && next.token !== '!')
-        fail(`found '${next.literal}', expected: identifier after ','`);
-    }
+    const selector = parseRequirements(new Tokens(scan(text)));
     // apimachinery sorts by key, so that equal selectors print alike.
     return { ok: true, value: selector.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)) };
   } catch (error) {

@@ -17,7 +17,7 @@ import { createClaimHandler } from '../../functions/claim.ts';
 import { createReleaseHandler } from '../../functions/release.ts';
 import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
 import type { DirectFunctionName } from '../cloud/requests.ts';
-import { createAwsApis } from './aws-apis.ts';
+import { createAwsApis, type AwsApis } from './aws-apis.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
@@ -208,68 +208,23 @@ async function serve(
     options.dataDir === ':memory:'
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
-  let stream: StreamFeed | undefined;
-  if (options.stream !== false) {
-    const streamHandler = createStreamHandler({ table }, { events });
-    stream = await store.startStream(tableName, {
-      handler: (event) => streamHandler(event, fakeContext('allot-stream')),
-      onFailure: (record, error) =>
-        console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
-    });
-  }
-  let history: StreamFeed | undefined;
+  const stream =
+    options.stream !== false ? await startStreamFunction(store, tableName, table, events) : undefined;
   // The history function's own client, as deployed (a function of its own): its writes, which follow
   // every change a moment later, are not the stream's or the API's (tests count those by their client).
   const historyClient = options.stream !== false ? store.client() : undefined;
-  if (historyClient) {
-    const historyTable = new Table({ tableName, client: historyClient });
-    // The history's reader keeps no journal with dynalite: positions from before this start are gone.
-    if (store.kind === 'dynalite' && options.dataDir !== ':memory:') await restartHistories(historyTable);
-    const historyHandler = createHistoryHandler({ table: historyTable }, { prune: true });
-    history = await store.startStream(tableName, {
-      handler: (event) => historyHandler(event, fakeContext('allot-history')),
-      reader: { name: 'history', filters: HISTORY_FILTER_PATTERNS },
-      onFailure: (record, error) =>
-        console.error(`history record ${record.dynamodb?.SequenceNumber} failed`, error ?? ''),
-    });
-  }
+  const history = historyClient
+    ? await startHistoryFunction(options, store, tableName, historyClient)
+    : undefined;
   const apiClient = options.apiClient?.(store.endpoint);
   const httpHandler = createHttpHandler({
     table: apiClient ? new Table({ tableName, client: apiClient }) : table,
   });
-  const invocable = {
-    claim: createClaimHandler({ table }),
-    release: createReleaseHandler({ table }),
-    'claim-resource': createClaimResourceHandler({ table }),
-  };
-  const invoke = (name: InvocableFunction, event: unknown) =>
-    invocable[name](event as never, fakeContext(`allot-${name}`)) as Promise<unknown>;
-  // Watches streaming now: a stop ends them first (each then ends its answer).
-  const watches = new Set<WatchStream>();
-  // A streamed watch lasts as long as its answer; middy would cut it at the context's time.
-  const contextFor = (watch: WatchStream | undefined) =>
-    fakeContext('allot-api', watch ? STREAM_WATCH_MS + 60_000 : undefined);
+  const invoke = directInvoker(table);
   // Lambda's Invoke and EventBridge's PutEvents, on this port (lib/local/aws-apis.ts).
   const awsApis = createAwsApis(invoke);
-  listener.serve((request, response) => {
-    if (awsApis.handles(request)) return void awsApis.serve(request, response);
-    // `GET /` is the console (lib/console), a client of the API below like any other.
-    if (serveConsole(request, response)) return;
-    const watch = watchStream(response, options.watch);
-    if (watch) watches.add(watch);
-    void answer(request, response, (event) => httpHandler(event, contextFor(watch)), watch).finally(() => {
-      if (!watch) return;
-      watches.delete(watch);
-      options.watch?.onAnswer?.(request.url ?? '', watch.lines);
-    });
-  });
-  const repairIntervalMs =
-    options.repairIntervalMs ??
-    (process.env.ALLOT_REPAIR_INTERVAL_MS !== undefined
-      ? Number(process.env.ALLOT_REPAIR_INTERVAL_MS)
-      : options.dataDir === ':memory:'
-        ? 0
-        : LOCAL_REPAIR_INTERVAL_MS);
+  const watches = serveRequests(options, listener, httpHandler, awsApis);
+  const repairIntervalMs = repairIntervalOf(options);
   const repairs = stream && repairIntervalMs > 0 ? startRepairLoop({ table }, repairIntervalMs) : undefined;
   // Its own client, as TTL is no caller of ours (tests count requests by client).
   const ttlClient = stream ? store.client() : undefined;
@@ -318,6 +273,91 @@ async function serve(
     },
   };
   return allot;
+}
+
+/** The stream function, fed by the store's stream. */
+async function startStreamFunction(
+  store: AllotStore,
+  tableName: string,
+  table: Table,
+  events: EventSink,
+): Promise<StreamFeed | undefined> {
+  const streamHandler = createStreamHandler({ table }, { events });
+  return store.startStream(tableName, {
+    handler: (event) => streamHandler(event, fakeContext('allot-stream')),
+    onFailure: (record, error) =>
+      console.error(`stream record ${record.dynamodb?.SequenceNumber} failed after retries`, error ?? ''),
+  });
+}
+
+/** The history function, the stream's second reader (for watches), on its own client. */
+async function startHistoryFunction(
+  options: LocalAllotOptions,
+  store: AllotStore,
+  tableName: string,
+  historyClient: DynamoDBClient,
+): Promise<StreamFeed | undefined> {
+  const historyTable = new Table({ tableName, client: historyClient });
+  // The history's reader keeps no journal with dynalite: positions from before this start are gone.
+  if (store.kind === 'dynalite' && options.dataDir !== ':memory:') await restartHistories(historyTable);
+  const historyHandler = createHistoryHandler({ table: historyTable }, { prune: true });
+  return store.startStream(tableName, {
+    handler: (event) => historyHandler(event, fakeContext('allot-history')),
+    reader: { name: 'history', filters: HISTORY_FILTER_PATTERNS },
+    onFailure: (record, error) =>
+      console.error(`history record ${record.dynamodb?.SequenceNumber} failed`, error ?? ''),
+  });
+}
+
+/** Invokes the functions a direct invocation can reach, as Lambda would. */
+function directInvoker(table: Table): LocalAllot['invoke'] {
+  const invocable = {
+    claim: createClaimHandler({ table }),
+    release: createReleaseHandler({ table }),
+    'claim-resource': createClaimResourceHandler({ table }),
+  };
+  return (name, event) => invocable[name](event as never, fakeContext(`allot-${name}`)) as Promise<unknown>;
+}
+
+/**
+ * Answers the listener's requests: the AWS APIs, the console, else the HTTP handler. Returns the watches
+ * streaming now: a stop ends them first (each then ends its answer).
+ */
+function serveRequests(
+  options: LocalAllotOptions,
+  listener: Listener,
+  httpHandler: ReturnType<typeof createHttpHandler>,
+  awsApis: AwsApis,
+): ReadonlySet<WatchStream> {
+  const watches = new Set<WatchStream>();
+  // A streamed watch lasts as long as its answer; middy would cut it at the context's time.
+  const contextFor = (watch: WatchStream | undefined) =>
+    fakeContext('allot-api', watch ? STREAM_WATCH_MS + 60_000 : undefined);
+  listener.serve((request, response) => {
+    if (awsApis.handles(request)) return void awsApis.serve(request, response);
+    // `GET /` is the console (lib/console), a client of the API below like any other.
+    if (serveConsole(request, response)) return;
+    const watch = watchStream(response, options.watch);
+    if (watch) watches.add(watch);
+    void answer(request, response, (event) => httpHandler(event, contextFor(watch)), watch).finally(() => {
+      if (!watch) return;
+      watches.delete(watch);
+      options.watch?.onAnswer?.(request.url ?? '', watch.lines);
+    });
+  });
+  return watches;
+}
+
+/** The repair sweep's interval: the option, else ALLOT_REPAIR_INTERVAL_MS, else off for `:memory:`. */
+function repairIntervalOf(options: LocalAllotOptions): number {
+  return (
+    options.repairIntervalMs ??
+    (process.env.ALLOT_REPAIR_INTERVAL_MS !== undefined
+      ? Number(process.env.ALLOT_REPAIR_INTERVAL_MS)
+      : options.dataDir === ':memory:'
+        ? 0
+        : LOCAL_REPAIR_INTERVAL_MS)
+  );
 }
 
 /** Runs one request through the HTTP handler and writes its answer (a 500 in the contract's shape if it throws). */

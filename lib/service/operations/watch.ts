@@ -33,7 +33,7 @@ import {
 import { namespaceOf, poolOf, type OperationRequest, type WatchOptions } from './common.ts';
 
 export type { WatchOptions };
-import { collectionPage, listPlan } from './lists.ts';
+import { collectionPage, listPlan, type ListPlan } from './lists.ts';
 
 /** How often a streaming answer that asked for bookmarks gets one while its events are filtered out. */
 const BOOKMARK_EVERY_MS = 30_000;
@@ -74,15 +74,8 @@ function startOf(query: OperationRequest['query']): number | undefined {
   return Number(text);
 }
 
-export async function watchCollection(
-  resource: Resource,
-  request: OperationRequest,
-  ctx: ClaimContext,
-  options: WatchOptions,
-): Promise<void> {
-  const namespace = namespaceOf(request);
-  const plan = listPlan(request, resource);
-  const { query } = request;
+/** What a watch's query asks for, checked: whether it wants bookmarks, when it ends, where it starts. */
+function watchQuery(query: OperationRequest['query'], options: WatchOptions) {
   const bookmarks = flag(query, 'allowWatchBookmarks');
   if (flag(query, 'sendInitialEvents'))
     throw new BadRequestError(
@@ -94,27 +87,63 @@ export async function watchCollection(
     throw new BadRequestError('timeoutSeconds must be a whole number of seconds');
   const started = Date.now();
   const deadline = started + Math.min(options.maxMs, Number(timeout) > 0 ? Number(timeout) * 1000 : Infinity);
-  const kind = kindOfResource(resource);
+  return { bookmarks, deadline, start: startOf(query) };
+}
+
+/** A watch's answer: its lines, as they go out. */
+class WatchAnswer {
+  written = 0;
+  private bytes = 0;
+  /** Whether the answer's status is out (a stream's head, or a line): a failure then goes as an ERROR. */
+  committed = false;
+
+  constructor(
+    private readonly options: WatchOptions,
+    private readonly kind: string,
+  ) {}
+
+  open(): void {
+    if (!this.options.open) return;
+    this.options.open();
+    this.committed = true;
+  }
+
+  write(type: WatchEventType | 'BOOKMARK' | 'ERROR', object: unknown): void {
+    const line = JSON.stringify({ type, object });
+    this.options.write(line);
+    this.written++;
+    this.bytes += line.length + 1;
+    this.committed = true;
+  }
+
+  full(): boolean {
+    return this.options.maxBytes !== undefined && this.bytes >= this.options.maxBytes;
+  }
+
+  bookmark(version: number): void {
+    this.write('BOOKMARK', {
+      kind: this.kind,
+      apiVersion: API_VERSION,
+      metadata: { resourceVersion: String(version) },
+    });
+  }
+}
+
+type ObjectAt = (object: ApiObject, version: number) => Promise<ApiObject>;
+
+/**
+ * An object as a watch shows it at a version: an allocation object with its validity (its pool read once
+ * per answer), the version as its resourceVersion, presented as the client asked.
+ */
+function objectPresenter(
+  ctx: ClaimContext,
+  namespace: string,
+  resource: Resource,
+  options: WatchOptions,
+): ObjectAt {
   const info = poolInfoByAllocationResource(resource);
   const pools = new Map<string, PoolRecord | undefined>();
-  let written = 0;
-  let bytes = 0;
-  // Whether the answer's status is out (a stream's head, or a line): a failure then goes as an ERROR.
-  let committed = false;
-  const open = () => {
-    if (!options.open) return;
-    options.open();
-    committed = true;
-  };
-  const write = (type: WatchEventType | 'BOOKMARK' | 'ERROR', object: unknown) => {
-    const line = JSON.stringify({ type, object });
-    options.write(line);
-    written++;
-    bytes += line.length + 1;
-    committed = true;
-  };
-  const full = () => options.maxBytes !== undefined && bytes >= options.maxBytes;
-  const objectAt = async (object: ApiObject, version: number): Promise<ApiObject> => {
+  return async (object, version) => {
     let shown = object;
     if (info) {
       const poolName = (object.spec as { poolRef: { name: string } }).poolRef.name;
@@ -127,77 +156,136 @@ export async function watchCollection(
     };
     return (options.present?.(versioned) ?? versioned) as ApiObject;
   };
-  const bookmark = (version: number) =>
-    write('BOOKMARK', { kind, apiVersion: API_VERSION, metadata: { resourceVersion: String(version) } });
+}
 
-  let position = startOf(query);
-  let validated = false;
-  // What the client already has: the position it asked from, or the one its first events carry.
-  let lastLine = position ?? 0;
-  let lastLineAt = Date.now();
+/** One watch under way: what it reads, how it answers, and how far it got. */
+interface Watch {
+  ctx: ClaimContext;
+  namespace: string;
+  resource: Resource;
+  plan: ListPlan;
+  options: WatchOptions;
+  bookmarks: boolean;
+  deadline: number;
+  answer: WatchAnswer;
+  objectAt: ObjectAt;
+  /** How far the history is read, past the events the selectors leave out. */
+  position: number;
+  /** What the client already has: the position it asked from, or the one its last line carries. */
+  lastLine: number;
+  lastLineAt: number;
+}
+
+export async function watchCollection(
+  resource: Resource,
+  request: OperationRequest,
+  ctx: ClaimContext,
+  options: WatchOptions,
+): Promise<void> {
+  const namespace = namespaceOf(request);
+  const plan = listPlan(request, resource);
+  const { bookmarks, deadline, start } = watchQuery(request.query, options);
+  const answer = new WatchAnswer(options, kindOfResource(resource));
+  const objectAt = objectPresenter(ctx, namespace, resource, options);
+  const lastLineAt = Date.now();
   try {
+    let position = start;
     if (position === undefined) {
-      open();
-      // Kubernetes' "start at the most recent": the point first, then the objects as they are.
-      position = await listVersion(ctx.table, namespace, resource, isAllocationResource(resource));
-      lastLine = position;
-      for (let after: string | undefined, first = true; first || after !== undefined; first = false) {
-        const page = await collectionPage(ctx, namespace, resource, plan, 500, after);
-        for (const object of page.items) write('ADDED', await objectAt(object, position));
-        after = page.last;
-      }
+      answer.open();
+      position = await currentObjects(ctx, namespace, resource, plan, answer, objectAt);
     }
-    read: for (;;) {
-      const { seq, index } = positionOf(position);
-      const midEntry = index < EVENTS_PER_ENTRY && seq > 0;
-      const entries = await ctx.table.history.after(
-        namespace,
-        resource,
-        midEntry ? seq - 1 : seq,
-        ENTRIES_PER_READ,
-      );
-      if (!validated) {
-        await checkKept(ctx, namespace, resource, position, entries);
-        validated = true;
-        open();
-      }
-      for (const entry of entries) {
-        if (entry.reset && entry.seq > seq) throw expired(position, entry.seq);
-        for (let i = 0; i < entry.events.length; i++) {
-          const version = versionOf({ seq: entry.seq, index: i + 1 });
-          if (version <= position) continue;
-          // An answer as large as it may be ends after a whole event: the next one starts there.
-          if (full()) break read;
-          const seen = eventFor(plan.selection, entry.events[i]!);
-          if (seen) {
-            write(seen.type, await objectAt(seen.state.object, version));
-            lastLine = version;
-            lastLineAt = Date.now();
-          }
-          position = version;
-        }
-        position = Math.max(position, versionOf({ seq: entry.seq, index: EVENTS_PER_ENTRY }));
-      }
-      if (options.signal?.aborted) return;
-      const now = Date.now();
-      if (now >= deadline) break;
-      if (entries.length === ENTRIES_PER_READ) continue;
-      if (options.endAfterEvents && written > 0) break;
-      if (bookmarks && position > lastLine && now - lastLineAt >= BOOKMARK_EVERY_MS) {
-        bookmark(position);
-        lastLine = position;
-        lastLineAt = now;
-      }
-      await sleep(Math.min(options.pollMs, deadline - now), options.signal);
-      if (options.signal?.aborted) return;
-    }
-    // Where this answer got to, past events its selectors left out, so the next watch starts there.
-    if (bookmarks && position > lastLine) bookmark(position);
+    const watch = { ctx, namespace, resource, plan, options, bookmarks, deadline, answer, objectAt };
+    // The client has what it asked from, or what the current objects carry.
+    await followHistory({ ...watch, position, lastLine: position, lastLineAt });
   } catch (error) {
     // Once the status is out, the failure goes as an ERROR event, as Kubernetes sends it.
-    if (!committed) throw error;
-    write('ERROR', toAllotError(error).toStatus());
+    if (!answer.committed) throw error;
+    answer.write('ERROR', toAllotError(error).toStatus());
   }
+}
+
+/**
+ * Kubernetes' "start at the most recent": the point first, then an ADDED for each object as it is.
+ * Returns the point, where the watch goes on from.
+ */
+async function currentObjects(
+  ctx: ClaimContext,
+  namespace: string,
+  resource: Resource,
+  plan: ListPlan,
+  answer: WatchAnswer,
+  objectAt: ObjectAt,
+): Promise<number> {
+  const position = await listVersion(ctx.table, namespace, resource, isAllocationResource(resource));
+  for (let after: string | undefined, first = true; first || after !== undefined; first = false) {
+    const page = await collectionPage(ctx, namespace, resource, plan, 500, after);
+    for (const object of page.items) answer.write('ADDED', await objectAt(object, position));
+    after = page.last;
+  }
+  return position;
+}
+
+/**
+ * Reads the history from the watch's position and writes what its selectors select, until the deadline,
+ * the client leaving, the answer filling up, or (a long poll) its first events.
+ */
+async function followHistory(watch: Watch): Promise<void> {
+  const { ctx, namespace, resource, options, answer } = watch;
+  let validated = false;
+  for (;;) {
+    const { seq, index } = positionOf(watch.position);
+    const midEntry = index < EVENTS_PER_ENTRY && seq > 0;
+    const entries = await ctx.table.history.after(
+      namespace,
+      resource,
+      midEntry ? seq - 1 : seq,
+      ENTRIES_PER_READ,
+    );
+    if (!validated) {
+      await checkKept(ctx, namespace, resource, watch.position, entries);
+      validated = true;
+      answer.open();
+    }
+    if (!(await writeEntries(watch, seq, entries))) break;
+    if (options.signal?.aborted) return;
+    const now = Date.now();
+    if (now >= watch.deadline) break;
+    if (entries.length === ENTRIES_PER_READ) continue;
+    if (options.endAfterEvents && answer.written > 0) break;
+    if (watch.bookmarks && watch.position > watch.lastLine && now - watch.lastLineAt >= BOOKMARK_EVERY_MS) {
+      answer.bookmark(watch.position);
+      watch.lastLine = watch.position;
+      watch.lastLineAt = now;
+    }
+    await sleep(Math.min(options.pollMs, watch.deadline - now), options.signal);
+    if (options.signal?.aborted) return;
+  }
+  // Where this answer got to, past events its selectors left out, so the next watch starts there.
+  if (watch.bookmarks && watch.position > watch.lastLine) answer.bookmark(watch.position);
+}
+
+/**
+ * Writes the selected events of entries read after `seq`, moving the watch's position past each event.
+ * False when the answer is full: it ends after a whole event, and the next one starts there.
+ */
+async function writeEntries(watch: Watch, seq: number, entries: HistoryEntry[]): Promise<boolean> {
+  for (const entry of entries) {
+    if (entry.reset && entry.seq > seq) throw expired(watch.position, entry.seq);
+    for (let i = 0; i < entry.events.length; i++) {
+      const version = versionOf({ seq: entry.seq, index: i + 1 });
+      if (version <= watch.position) continue;
+      if (watch.answer.full()) return false;
+      const seen = eventFor(watch.plan.selection, entry.events[i]!);
+      if (seen) {
+        watch.answer.write(seen.type, await watch.objectAt(seen.state.object, version));
+        watch.lastLine = version;
+        watch.lastLineAt = Date.now();
+      }
+      watch.position = version;
+    }
+    watch.position = Math.max(watch.position, versionOf({ seq: entry.seq, index: EVENTS_PER_ENTRY }));
+  }
+  return true;
 }
 
 const expired = (position: number, kept: number) =>

@@ -171,65 +171,162 @@ function specList(spec: Record<string, unknown>) {
   </dl>`;
 }
 
-function claimForm(ns: string, info: PoolKindInfo, pool: string, form: ClaimFormState) {
-  const errors =
-    form.result && 'error' in form.result ? causesByField(form.result.error, CLAIM_FIELDS) : new Map();
-  const setMode = (mode: ClaimFormState['mode']) => () => {
-    form.mode = mode;
-    scheduleDraw();
-  };
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const data = new FormData(event.target as HTMLFormElement);
-    const spec: Record<string, unknown> = { poolRef: { kind: info.kind, name: pool } };
-    const value = String(data.get('value') ?? '').trim();
-    const within = String(data.get('within') ?? '').trim();
-    if (form.mode === 'value')
-      spec.value =
-        info.kind === 'IndexPool' && /^\d+$/.test(value) && Number.isSafeInteger(Number(value))
-          ? Number(value)
-          : value;
-    if (form.mode === 'within') spec.within = within;
-    const ownerName = String(data.get('owner-name') ?? '').trim();
-    if (ownerName)
-      spec.owner = { kind: String(data.get('owner-kind') ?? '').trim() || 'Machine', name: ownerName };
-    form.value = value;
-    form.within = within;
-    form.busy = true;
-    scheduleDraw();
-    const answer = await call('POST', nsPath(ns, 'claims'), {
-      apiVersion: API_VERSION,
-      kind: 'Claim',
-      metadata: { name: String(data.get('name') ?? '').trim() },
-      spec,
-    });
-    form.busy = false;
-    form.result = isStatus(answer.body) ? { error: answer.body } : { claim: answer.body };
-    if (!isStatus(answer.body))
-      (event.target as HTMLFormElement).querySelector<HTMLInputElement>('#claim-name')!.value = '';
-    await refresh();
-    scheduleDraw();
-  };
+type Errors = Map<string, string[]>;
+
+/** The claim's spec from the form: the pool, the value or span its mode asks for, and the owner if named. */
+function claimSpecFromForm(info: PoolKindInfo, pool: string, form: ClaimFormState, data: FormData) {
+  const spec: Record<string, unknown> = { poolRef: { kind: info.kind, name: pool } };
+  const value = String(data.get('value') ?? '').trim();
+  const within = String(data.get('within') ?? '').trim();
+  if (form.mode === 'value')
+    spec.value =
+      info.kind === 'IndexPool' && /^\d+$/.test(value) && Number.isSafeInteger(Number(value))
+        ? Number(value)
+        : value;
+  if (form.mode === 'within') spec.within = within;
+  const ownerName = String(data.get('owner-name') ?? '').trim();
+  if (ownerName)
+    spec.owner = { kind: String(data.get('owner-kind') ?? '').trim() || 'Machine', name: ownerName };
+  return spec;
+}
+
+/** Creates the claim; the answer, claim or refusal, stays on the form. A made claim's name is cleared. */
+async function submitClaim(event: Event, ns: string, info: PoolKindInfo, pool: string, form: ClaimFormState) {
+  event.preventDefault();
+  const data = new FormData(event.target as HTMLFormElement);
+  const spec = claimSpecFromForm(info, pool, form, data);
+  form.value = String(data.get('value') ?? '').trim();
+  form.within = String(data.get('within') ?? '').trim();
+  form.busy = true;
+  scheduleDraw();
+  const answer = await call('POST', nsPath(ns, 'claims'), {
+    apiVersion: API_VERSION,
+    kind: 'Claim',
+    metadata: { name: String(data.get('name') ?? '').trim() },
+    spec,
+  });
+  form.busy = false;
+  form.result = isStatus(answer.body) ? { error: answer.body } : { claim: answer.body };
+  if (!isStatus(answer.body))
+    (event.target as HTMLFormElement).querySelector<HTMLInputElement>('#claim-name')!.value = '';
+  await refresh();
+  scheduleDraw();
+}
+
+function claimInput(
+  errors: Errors,
+  id: string,
+  field: string,
+  attrs: { label: string; placeholder?: string; value?: string; name: string },
+) {
+  return html`<label for=${id}>${attrs.label}</label>
+    <input
+      id=${id}
+      name=${attrs.name}
+      .value=${attrs.value ?? ''}
+      placeholder=${attrs.placeholder ?? ''}
+      aria-invalid=${invalidAttrs(errors.get(field))}
+      aria-describedby=${errors.get(field) ? `${id}-error` : ''}
+      autocomplete="off"
+    />${fieldError(id, errors.get(field))}`;
+}
+
+function modeChoice(form: ClaimFormState) {
+  return html`<fieldset class="modes">
+    <legend>Which value</legend>
+    ${CLAIM_MODES.map(
+      ([mode, label]) =>
+        html`<label
+          ><input
+            type="radio"
+            name="mode"
+            value=${mode}
+            .checked=${form.mode === mode}
+            @change=${() => {
+              form.mode = mode;
+              scheduleDraw();
+            }}
+          />
+          ${label}</label
+        >`,
+    )}
+  </fieldset>`;
+}
+
+/** The value asked for. Drawn apart from withinInput, so text typed in one never shows in the other. */
+function valueInput(info: PoolKindInfo, form: ClaimFormState, errors: Errors) {
+  return claimInput(errors, 'claim-value', 'spec.value', {
+    label: 'Value',
+    name: 'value',
+    value: form.value,
+    placeholder:
+      info.kind === 'IndexPool' ? '64600' : info.kind === 'IPAddressPool' ? '10.42.1.7' : '10.0.1.0/24',
+  });
+}
+
+/** The span to claim within. */
+function withinInput(info: PoolKindInfo, form: ClaimFormState, errors: Errors) {
+  return claimInput(errors, 'claim-within', 'spec.within', {
+    label: info.kind === 'IndexPool' ? 'Within (a..b)' : 'Within (CIDR)',
+    name: 'within',
+    value: form.within,
+    placeholder: info.kind === 'IndexPool' ? '65000..65100' : '10.42.1.0/24',
+  });
+}
+
+function ownerFields(errors: Errors) {
+  return html`<details>
+    <summary>Owner (optional)</summary>
+    <div class="stack">
+      <label for="owner-kind">Owner kind</label
+      ><input id="owner-kind" name="owner-kind" placeholder="VirtualMachine" autocomplete="off" />
+      <label for="owner-name">Owner name</label>
+      <input
+        id="owner-name"
+        name="owner-name"
+        placeholder="web-01"
+        autocomplete="off"
+        aria-invalid=${invalidAttrs(errors.get('spec.owner'))}
+        aria-describedby=${errors.get('spec.owner') ? 'owner-name-error' : ''}
+      />
+      ${fieldError('owner-name', errors.get('spec.owner'))}
+    </div>
+  </details>`;
+}
+
+/** The last answer: the refusal's causes that name no field, or the claim with its value or why it waits. */
+function claimResult(ns: string, form: ClaimFormState, errors: Errors) {
   const claimed = form.result && 'claim' in form.result ? form.result.claim : undefined;
   const allocated = claimed ? conditionOf(claimed, 'Allocated') : undefined;
-  const input = (
-    id: string,
-    field: string,
-    attrs: { label: string; placeholder?: string; value?: string; name: string },
-  ) =>
-    html`<label for=${id}>${attrs.label}</label>
-      <input
-        id=${id}
-        name=${attrs.name}
-        .value=${attrs.value ?? ''}
-        placeholder=${attrs.placeholder ?? ''}
-        aria-invalid=${invalidAttrs(errors.get(field))}
-        aria-describedby=${errors.get(field) ? `${id}-error` : ''}
-        autocomplete="off"
-      />${fieldError(id, errors.get(field))}`;
+  return html`<div id="claim-result" aria-live="polite">
+    ${errors.get('') ? errorBox({ ...(form.result as { error: Status }).error, message: errors.get('')!.join('; ') }) : nothing}
+    ${
+      claimed
+        ? html`<p class=${allocated?.status === 'True' ? 'success' : 'warning'} role="status">
+            <a href=${href({ page: 'claim', ns, name: claimed.metadata.name })}
+              >claim/${claimed.metadata.name}</a
+            >:
+            ${
+              claimed.status?.value
+                ? html`<strong class="value">${claimed.status.value}</strong>`
+                : html`waits (${allocated?.reason}: ${allocated?.message})`
+            }
+          </p>`
+        : nothing
+    }
+  </div>`;
+}
+
+function claimForm(ns: string, info: PoolKindInfo, pool: string, form: ClaimFormState) {
+  const errors: Errors =
+    form.result && 'error' in form.result ? causesByField(form.result.error, CLAIM_FIELDS) : new Map();
   return html`<section class="card" aria-labelledby="claim-title">
     <h2 id="claim-title">Claim a value</h2>
-    <form class="stack" @submit=${submit} aria-describedby="claim-result">
+    <form
+      class="stack"
+      @submit=${(event: Event) => submitClaim(event, ns, info, pool, form)}
+      aria-describedby="claim-result"
+    >
       <label for="claim-name">Claim name</label>
       <input
         id="claim-name"
@@ -239,85 +336,13 @@ function claimForm(ns: string, info: PoolKindInfo, pool: string, form: ClaimForm
         autocomplete="off"
         aria-invalid=${invalidAttrs(errors.get('metadata.name'))}
         aria-describedby=${errors.get('metadata.name') ? 'claim-name-error' : ''}
-      />${fieldError('claim-name', errors.get('metadata.name'))}
-      <fieldset class="modes">
-        <legend>Which value</legend>
-        ${CLAIM_MODES.map(
-          ([mode, label]) =>
-            html`<label
-              ><input
-                type="radio"
-                name="mode"
-                value=${mode}
-                .checked=${form.mode === mode}
-                @change=${setMode(mode)}
-              />
-              ${label}</label
-            >`,
-        )}
-      </fieldset>
-      ${
-        form.mode === 'value'
-          ? input('claim-value', 'spec.value', {
-              label: 'Value',
-              name: 'value',
-              value: form.value,
-              placeholder:
-                info.kind === 'IndexPool'
-                  ? '64600'
-                  : info.kind === 'IPAddressPool'
-                    ? '10.42.1.7'
-                    : '10.0.1.0/24',
-            })
-          : nothing
-      }
-      ${
-        form.mode === 'within'
-          ? input('claim-within', 'spec.within', {
-              label: info.kind === 'IndexPool' ? 'Within (a..b)' : 'Within (CIDR)',
-              name: 'within',
-              value: form.within,
-              placeholder: info.kind === 'IndexPool' ? '65000..65100' : '10.42.1.0/24',
-            })
-          : nothing
-      }
-      <details>
-        <summary>Owner (optional)</summary>
-        <div class="stack">
-          <label for="owner-kind">Owner kind</label
-          ><input id="owner-kind" name="owner-kind" placeholder="VirtualMachine" autocomplete="off" />
-          <label for="owner-name">Owner name</label>
-          <input
-            id="owner-name"
-            name="owner-name"
-            placeholder="web-01"
-            autocomplete="off"
-            aria-invalid=${invalidAttrs(errors.get('spec.owner'))}
-            aria-describedby=${errors.get('spec.owner') ? 'owner-name-error' : ''}
-          />
-          ${fieldError('owner-name', errors.get('spec.owner'))}
-        </div>
-      </details>
+      />${fieldError('claim-name', errors.get('metadata.name'))} ${modeChoice(form)}
+      ${form.mode === 'value' ? valueInput(info, form, errors) : nothing}
+      ${form.mode === 'within' ? withinInput(info, form, errors) : nothing} ${ownerFields(errors)}
       <button class="button primary" type="submit" ?disabled=${form.busy}>
         ${form.busy ? 'Claiming…' : 'Claim'}
       </button>
     </form>
-    <div id="claim-result" aria-live="polite">
-      ${errors.get('') ? errorBox({ ...(form.result as { error: Status }).error, message: errors.get('')!.join('; ') }) : nothing}
-      ${
-        claimed
-          ? html`<p class=${allocated?.status === 'True' ? 'success' : 'warning'} role="status">
-              <a href=${href({ page: 'claim', ns, name: claimed.metadata.name })}
-                >claim/${claimed.metadata.name}</a
-              >:
-              ${
-                claimed.status?.value
-                  ? html`<strong class="value">${claimed.status.value}</strong>`
-                  : html`waits (${allocated?.reason}: ${allocated?.message})`
-              }
-            </p>`
-          : nothing
-      }
-    </div>
+    ${claimResult(ns, form, errors)}
   </section>`;
 }
