@@ -338,7 +338,10 @@ function serveRequests(
     // `GET /` is the console (lib/console), a client of the API below like any other.
     if (serveConsole(request, response)) return;
     const watch = watchStream(response, options.watch);
-    if (watch) watches.add(watch);
+    if (watch) {
+      watches.add(watch);
+      options.watch?.onStart?.(request.url ?? '');
+    }
     void answer(request, response, (event) => httpHandler(event, contextFor(watch)), watch).finally(() => {
       if (!watch) return;
       watches.delete(watch);

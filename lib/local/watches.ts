@@ -15,11 +15,13 @@ import type { Table } from '../store/table.ts';
 /**
  * How watches answer: streamed as changes come (the default), or as the deployed API's long polls
  * (`longPoll`: an answer ends after its first events), and for at most `answerMs` (tests: a server that
- * ends every watch early); `onAnswer` hears each answer's lines once it ends (tests).
+ * ends every watch early); `onStart` hears each watch asked for, `onAnswer` each answer's lines once it
+ * ends (tests: what a client such as kubectl is watching, and when).
  */
 export interface WatchMode {
   longPoll?: boolean;
   answerMs?: number;
+  onStart?: (url: string) => void;
   onAnswer?: (url: string, lines: string[]) => void;
 }
 

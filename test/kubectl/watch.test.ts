@@ -39,8 +39,14 @@ describe.runIf(haveKubectl)('kubectl watches, waits and selects against Allot', 
   let kubectl: Kubectl;
   const api = () => client(allot.url, 'default');
 
+  /** The watches asked of the server, in order (kubectl lists, then watches from the list's version). */
+  const watchesAsked: string[] = [];
+  /** Waits until kubectl, started after `before` watches were asked, watches claims: it has listed by then. */
+  const kubectlWatching = (before: number) =>
+    until(() => watchesAsked.slice(before).some((url) => url.includes('/claims')));
+
   beforeAll(async () => {
-    allot = await startTestAllot();
+    allot = await startTestAllot({ watch: { onStart: (url) => watchesAsked.push(url) } });
     kubectl = await kubectlFor(allot.url);
     await api().post('indexpools', { metadata: { name: 'vlans' }, spec: { ranges: ['100..199'] } });
     await api().post('claims', {
@@ -95,8 +101,9 @@ describe.runIf(haveKubectl)('kubectl watches, waits and selects against Allot', 
       metadata: { name: 'late' },
       spec: { poolRef: { kind: 'IndexPool', name: 'later' } },
     });
+    const asked = watchesAsked.length;
     const waiting = kubectl.start(['wait', '--for=condition=Allocated', 'claim/late', '--timeout=30s']);
-    await sleep(1_000);
+    await kubectlWatching(asked);
     await api().post('indexpools', { metadata: { name: 'later' }, spec: { ranges: ['1..5'] } });
     expect(await waiting.done).toEqual({
       code: 0,
@@ -110,8 +117,9 @@ describe.runIf(haveKubectl)('kubectl watches, waits and selects against Allot', 
       metadata: { name: 'gone' },
       spec: { poolRef: { kind: 'IndexPool', name: 'vlans' } },
     });
+    const asked = watchesAsked.length;
     const waiting = kubectl.start(['wait', '--for=delete', 'claim/gone', '--timeout=30s']);
-    await sleep(1_000);
+    await kubectlWatching(asked);
     await api().delete('claims/gone');
     expect(await waiting.done).toEqual({
       code: 0,
@@ -193,12 +201,17 @@ describe.runIf(haveKubectl)(
     let allot: LocalAllot;
     let kubectl: Kubectl;
     const answers: { url: URL; events: { type: string; object: any }[] }[] = [];
+    const asked: URL[] = [];
+    const ofStepper = (url: URL) => url.searchParams.get('fieldSelector') === 'metadata.name=stepper';
+    const stepperAsked = () => asked.filter(ofStepper).length;
+    const stepperAnswered = () => answers.filter((answer) => ofStepper(answer.url)).length;
 
     beforeAll(async () => {
       allot = await startTestAllot({
         watch: {
           longPoll: true,
           answerMs: 2_000,
+          onStart: (url) => asked.push(new URL(url, 'http://x')),
           onAnswer: (url, lines) =>
             answers.push({ url: new URL(url, 'http://x'), events: lines.map((line) => JSON.parse(line)) }),
         },
@@ -225,13 +238,17 @@ describe.runIf(haveKubectl)(
         '--timeout=60s',
       ]);
       for (let step = 1; step <= 6; step++) {
-        await sleep(1_300);
+        // Each change while kubectl has a watch waiting, and the next once that watch's answer is out:
+        // kubectl must watch again for every step.
+        await until(() => stepperAsked() > stepperAnswered());
+        const answered = stepperAnswered();
         await client(allot.url).call(
           'PATCH',
           `${KUBE}/namespaces/default/claims/stepper`,
           JSON.stringify({ metadata: { labels: { step: String(step) } } }),
           { 'content-type': 'application/merge-patch+json' },
         );
+        await until(() => stepperAnswered() > answered);
       }
       expect(await waiting.done).toEqual({
         code: 0,
@@ -271,7 +288,10 @@ describe.runIf(haveKubectl)(
         ]);
         await until(() => watching.stdout().includes('stepper'));
         for (const team of ['a', 'b']) {
-          await sleep(3_000); // past an answer's 2 s
+          // Each change after an answer has ended (at its 2 s, or with the change before): the proxy
+          // must have watched again for kubectl.
+          const ended = answers.length;
+          await until(() => answers.length > ended);
           await client(allot.url).call(
             'PATCH',
             `${KUBE}/namespaces/default/claims/stepper`,
