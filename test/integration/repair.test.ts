@@ -6,6 +6,7 @@
  * aborted signal (the local server stopping) ends a run, even one waiting to look again.
  */
 import '../helpers/quiet.ts';
+import { getEventListeners } from 'node:events';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ import type { AllocationRecord, ClaimRecord, NameHoldRecord } from '../../lib/do
 import { sweepNamespace, REPAIR_KINDS, type RepairReport } from '../../lib/service/repair/sweep.ts';
 import { allocationKey, objectKey, repairCursorKey } from '../../lib/store/keys.ts';
 import { Table } from '../../lib/store/table.ts';
-import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
+import { claim, client, eventually, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
 import { PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -595,19 +596,14 @@ describe('the repair sweep', () => {
     // Not drained: the pool's summaries and counts lag its objects, so a run looks, then waits (here far
     // longer than the test may run) to look again.
     const stopping = new AbortController();
-    const recorder = new Faults(random);
-    recorder.record = true;
-    const sdk = faultyClient(allot.store.endpoint, recorder);
+    const sdk = faultyClient(allot.store.endpoint, new Faults(random));
     const run = sweepNamespace({ table: new Table({ tableName: allot.table.tableName, client: sdk }) }, ns, {
       graceMs: 0,
       recheckMs: 3_600_000,
       signal: stopping.signal,
     });
-    // Once it goes quiet it has looked and is waiting: the abort comes then.
-    for (let calls = -1; recorder.calls.length !== calls;) {
-      calls = recorder.calls.length;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
+    // Once it has looked and waits in its pause (the one listener on its signal), the abort comes.
+    await eventually(async () => expect(getEventListeners(stopping.signal, 'abort')).toHaveLength(1));
     stopping.abort();
     const report = await run;
     sdk.destroy();
