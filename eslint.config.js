@@ -27,7 +27,7 @@ function above(layer) {
  */
 const PURE_FILES = {
   store: ['lib/store/schema.ts', 'lib/store/keys.ts'],
-  http: ['lib/http/routes.ts', 'lib/http/openapi.ts'],
+  http: ['lib/http/routes.ts', 'lib/http/openapi/openapi.ts'],
   cloud: ['lib/cloud/stream-filter.ts', 'lib/cloud/stream-mapping.ts', 'lib/cloud/requests.ts'],
 };
 

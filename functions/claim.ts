@@ -4,8 +4,8 @@
  * claim's latency and the conditional-check failures it met (races lost).
  */
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { dispatchOf } from '../lib/http/dispatch.ts';
-import { CLAIM_OPERATIONS } from '../lib/http/dispatch-claim.ts';
+import { dispatchOf } from '../lib/http/dispatch/dispatch.ts';
+import { CLAIM_OPERATIONS } from '../lib/http/dispatch/claim.ts';
 import type { ClaimContext } from '../lib/service/context.ts';
 import { replaceClaim } from '../lib/service/operations/claims.ts';
 import { createClaimsHandler } from './claims-handler.ts';

@@ -8,7 +8,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 
-import type { Dispatch } from '../lib/http/dispatch.ts';
+import type { Dispatch } from '../lib/http/dispatch/dispatch.ts';
 import {
   directRequestOf,
   invokeDirect,
@@ -46,7 +46,7 @@ function logKeysOf(event: unknown, requestId: string | undefined): Record<string
 export interface ClaimsHandlerOptions {
   /** The direct operations this function serves (the other needs grants it does not have). */
   direct: DirectOperations;
-  /** The function's HTTP routes (lib/http/dispatch.ts). */
+  /** The function's HTTP routes (lib/http/dispatch/dispatch.ts). */
   dispatch: Dispatch;
   /**
    * Told of each invocation's time and the conditional-check failures it met: the claim function records

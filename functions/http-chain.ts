@@ -1,6 +1,6 @@
 /**
  * The HTTP handler chain every API function shares: one middy chain, built once, around the function's
- * own dispatch (lib/http/dispatch.ts). Operations return their success reply; errors become the
+ * own dispatch (lib/http/dispatch/dispatch.ts). Operations return their success reply; errors become the
  * contract's Status body here and nowhere else.
  */
 import middy from '@middy/core';
@@ -14,11 +14,11 @@ import {
   UnsupportedMediaTypeError,
   toAllotError,
 } from '../lib/domain/errors.ts';
-import type { Dispatch } from '../lib/http/dispatch.ts';
+import type { Dispatch } from '../lib/http/dispatch/dispatch.ts';
 import type { Operation, OperationRequest, Reply } from '../lib/service/operations/common.ts';
 import { ALL_ROUTES, matchRoute, type Route } from '../lib/http/routes.ts';
-import { APPLY_PATCH, bodyTypeProblem, checkKubeQuery, kubeReply } from '../lib/http/kube-http.ts';
-import { includeObjectOf, toTable, wantsTable } from '../lib/http/kube-table.ts';
+import { APPLY_PATCH, bodyTypeProblem, checkKubeQuery, kubeReply } from '../lib/http/kube/replies.ts';
+import { includeObjectOf, toTable, wantsTable } from '../lib/http/kube/table.ts';
 import { isWatch, type WatchOptions } from '../lib/service/operations/watch.ts';
 
 import { lazyContext } from './context.ts';

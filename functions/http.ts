@@ -3,7 +3,7 @@
  * operations of the function the route table names for it, as the deployed HTTP API sends each route to
  * its own function. No function's bundle imports this (each has its own dispatch).
  */
-import { DISPATCH_ALL } from '../lib/http/dispatch-all.ts';
+import { DISPATCH_ALL } from '../lib/http/dispatch/all.ts';
 import type { ClaimContext } from '../lib/service/context.ts';
 import { createHttpChain } from './http-chain.ts';
 

@@ -3,7 +3,7 @@
  * the entry's function; the local server dispatches from the same array. Plain data.
  */
 import { poolInfoByResource, RESOURCES, type Resource } from '../domain/kinds.ts';
-import { KUBE_GROUP, KUBE_PREFIX } from './kube.ts';
+import { KUBE_GROUP, KUBE_PREFIX } from './kube/discovery.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -24,7 +24,7 @@ import { createRepairHandler } from '../../functions/repair.ts';
 import { createHistoryHandler } from '../../functions/history.ts';
 import { HISTORY_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
 import { RESOURCES } from '../../lib/domain/kinds.ts';
-import { KUBE_PREFIX } from '../../lib/http/kube.ts';
+import { KUBE_PREFIX } from '../../lib/http/kube/discovery.ts';
 import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { vi } from 'vitest';

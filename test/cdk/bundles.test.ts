@@ -80,17 +80,20 @@ describe('the bundles', () => {
 
   it('hold each function’s own routes’ operations only, and no console', () => {
     for (const { name, sources } of bundles) {
-      const dispatches = sources.filter((source) => source.startsWith('lib/http/dispatch-'));
+      // Operation tables: every file of lib/http/dispatch/ but the dispatch itself.
+      const dispatches = sources.filter(
+        (source) => source.startsWith('lib/http/dispatch/') && source !== 'lib/http/dispatch/dispatch.ts',
+      );
       expect({ name, dispatches }).toEqual({
         name,
         // The stream, the history and the custom resource's provider serve no HTTP route.
         dispatches: ['stream', 'history', 'claim-resource'].includes(name)
           ? []
-          : [`lib/http/dispatch-${name}.ts`],
+          : [`lib/http/dispatch/${name}.ts`],
       });
     }
     expect(withSource((source) => source.startsWith('lib/console/'))).toEqual([]);
-    expect(withSource((source) => source === 'lib/http/openapi.ts')).toEqual(['api']);
+    expect(withSource((source) => source === 'lib/http/openapi/openapi.ts')).toEqual(['api']);
   });
 
   it('hold EventBridge where events are sent, Metrics where metrics are recorded, and no batch processor (the stream function works on a batch as a whole)', () => {

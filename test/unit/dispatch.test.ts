@@ -1,5 +1,5 @@
 /**
- * Each function dispatches its own routes only (lib/http/dispatch.ts): its table holds the operations of
+ * Each function dispatches its own routes only (lib/http/dispatch/dispatch.ts): its table holds the operations of
  * the routes the route table gives it, no more, so its bundle holds no other function's operations; a
  * route of another function that reaches it anyway is answered as a path with no route.
  */
@@ -8,8 +8,8 @@ import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { createHttpChain } from '../../functions/http-chain.ts';
 import { logger } from '../../functions/observability.ts';
-import { dispatchOf } from '../../lib/http/dispatch.ts';
-import { DISPATCH_ALL, FUNCTION_OPERATIONS } from '../../lib/http/dispatch-all.ts';
+import { dispatchOf } from '../../lib/http/dispatch/dispatch.ts';
+import { DISPATCH_ALL, FUNCTION_OPERATIONS } from '../../lib/http/dispatch/all.ts';
 import { ALL_ROUTES, API_FUNCTIONS, type ApiFunctionName } from '../../lib/http/routes.ts';
 import { Table } from '../../lib/store/table.ts';
 import { httpEvent } from '../helpers/events.ts';

@@ -3,7 +3,12 @@ import { client, startTestAllot } from '../helpers/allot.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { POOL_KINDS, RESOURCES, kindOfResource, type ObjectKind } from '../../lib/domain/kinds.ts';
 import { nameProblem } from '../../lib/domain/names.ts';
-import { buildOpenApi, ERROR_EXAMPLES, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from '../../lib/http/openapi.ts';
+import {
+  buildOpenApi,
+  ERROR_EXAMPLES,
+  REQUEST_EXAMPLES,
+  RESPONSE_EXAMPLES,
+} from '../../lib/http/openapi/openapi.ts';
 import { ROUTES, type Route } from '../../lib/http/routes.ts';
 import { NAME_PATTERN, SCHEMAS, SPEC_SCHEMAS, schemaProblems, specFields } from '../../lib/domain/schemas.ts';
 

@@ -3,7 +3,7 @@
  * `kubectl version`: `gitVersion` is Allot's own version (package.json), `major` and `minor` its parts.
  * Allot is not a Kubernetes release, so kubectl may warn that the versions differ; it exits 0.
  */
-import packageJson from '../../package.json' with { type: 'json' };
+import packageJson from '../../../package.json' with { type: 'json' };
 
 const ARCHES: Readonly<Record<string, string>> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm' };
 

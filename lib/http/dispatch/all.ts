@@ -3,12 +3,12 @@
  * route, each from the table of the function the route table names for it, as the deployed HTTP API
  * sends each route to its own function.
  */
-import type { ApiFunctionName } from './routes.ts';
+import type { ApiFunctionName } from '../routes.ts';
 import { operationOf, type Dispatch, type OperationTable } from './dispatch.ts';
-import { API_OPERATIONS } from './dispatch-api.ts';
-import { CLAIM_OPERATIONS } from './dispatch-claim.ts';
-import { RELEASE_OPERATIONS } from './dispatch-release.ts';
-import { REPAIR_OPERATIONS } from './dispatch-repair.ts';
+import { API_OPERATIONS } from './api.ts';
+import { CLAIM_OPERATIONS } from './claim.ts';
+import { RELEASE_OPERATIONS } from './release.ts';
+import { REPAIR_OPERATIONS } from './repair.ts';
 
 export const FUNCTION_OPERATIONS: Readonly<Record<ApiFunctionName, OperationTable>> = {
   api: API_OPERATIONS,

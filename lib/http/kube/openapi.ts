@@ -6,10 +6,10 @@
  * `x-kubernetes-group-version-kind`. Pure.
  */
 import { createHash } from 'node:crypto';
-import { kindOfResource, type ObjectKind } from '../domain/kinds.ts';
-import { SCHEMAS } from '../domain/schemas.ts';
-import { KUBE_GROUP, KUBE_PREFIX, KUBE_VERSION } from './kube.ts';
-import { KUBE_ROUTES, type Route } from './routes.ts';
+import { kindOfResource, type ObjectKind } from '../../domain/kinds.ts';
+import { SCHEMAS } from '../../domain/schemas.ts';
+import { KUBE_GROUP, KUBE_PREFIX, KUBE_VERSION } from './discovery.ts';
+import { KUBE_ROUTES, type Route } from '../routes.ts';
 
 const KINDS: readonly ObjectKind[] = [
   'IndexPool',

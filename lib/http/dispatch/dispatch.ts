@@ -1,12 +1,12 @@
 /**
  * From a route of the route table (routes.ts) to the service operation that serves it. Each function
  * that serves routes has its own table of operations (dispatch-<function>.ts), so its bundle holds the
- * operations of its own routes and no other's; dispatch-all.ts puts the tables together for the local
+ * operations of its own routes and no other's; all.ts puts the tables together for the local
  * server and the tests, each route still served by its own function's table.
  */
-import { poolInfoByAllocationResource, poolInfoByResource, type Resource } from '../domain/kinds.ts';
-import type { Operation, OperationRequest } from '../service/operations/common.ts';
-import type { ApiFunctionName, OperationName, Route } from './routes.ts';
+import { poolInfoByAllocationResource, poolInfoByResource, type Resource } from '../../domain/kinds.ts';
+import type { Operation, OperationRequest } from '../../service/operations/common.ts';
+import type { ApiFunctionName, OperationName, Route } from '../routes.ts';
 
 /** Builds an operation for a route's resource. */
 export type OperationFactory = (resource: Resource | undefined) => Operation;

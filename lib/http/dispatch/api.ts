@@ -2,30 +2,30 @@
  * The api function's operations (dispatch.ts): pools and allocation objects, every read and list, the
  * pools' occupancy and preview, the OpenAPI and Kubernetes discovery documents.
  */
-import { patchOperation } from '../service/operations/patch.ts';
-import { readObject, type Operation } from '../service/operations/common.ts';
-import { listCollection, listEveryNamespace } from '../service/operations/lists.ts';
-import { watchCollection } from '../service/operations/watch.ts';
-import { createPool, deletePool, replacePool } from '../service/operations/pools.ts';
-import { poolOccupancy } from '../service/operations/occupancy.ts';
+import { patchOperation } from '../../service/operations/patch.ts';
+import { readObject, type Operation } from '../../service/operations/common.ts';
+import { listCollection, listEveryNamespace } from '../../service/operations/lists.ts';
+import { watchCollection } from '../../service/operations/watch.ts';
+import { createPool, deletePool, replacePool } from '../../service/operations/pools.ts';
+import { poolOccupancy } from '../../service/operations/occupancy.ts';
 import {
   createAllocation,
   deleteAllocation,
   readAllocation,
   replaceAllocation,
-} from '../service/operations/allocations.ts';
-import { previewPool } from '../service/operations/preview.ts';
-import type { Resource } from '../domain/kinds.ts';
+} from '../../service/operations/allocations.ts';
+import { previewPool } from '../../service/operations/preview.ts';
+import type { Resource } from '../../domain/kinds.ts';
 import { allocationOfResource, poolOfResource, withResource, type OperationTable } from './dispatch.ts';
-import { buildOpenApi } from './openapi.ts';
+import { buildOpenApi } from '../openapi/openapi.ts';
 import {
   apiGroupDocument,
   apiGroupListDocument,
   apiResourceListDocument,
   apiVersionsDocument,
-} from './kube.ts';
-import { kubeGroupOpenApi, kubeOpenApiRoot } from './kube-openapi.ts';
-import { versionDocument } from './version.ts';
+} from '../kube/discovery.ts';
+import { kubeGroupOpenApi, kubeOpenApiRoot } from '../kube/openapi.ts';
+import { versionDocument } from '../kube/version.ts';
 
 const document =
   (build: () => unknown): Operation =>

@@ -1,5 +1,5 @@
-/** The OpenAPI document's statuses (http/openapi.ts): each /v1 operation's success, and its errors. */
-import type { V1OperationName } from './routes.ts';
+/** The OpenAPI document's statuses (http/openapi/openapi.ts): each /v1 operation's success, and its errors. */
+import type { V1OperationName } from '../routes.ts';
 
 /** The status each operation answers with when it succeeds. */
 export const SUCCESS: Record<V1OperationName, number> = {

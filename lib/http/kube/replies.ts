@@ -4,11 +4,11 @@
  * Table answers one; a PATCH takes a merge patch only, and says what to send instead of what it refuses;
  * what is not served (server-side dry runs) is refused, never half done.
  */
-import { BadRequestError } from '../domain/errors.ts';
-import { API_VERSION, kindOfResource } from '../domain/kinds.ts';
-import type { Reply } from '../service/operations/common.ts';
-import { includeObjectOf, toTable, wantsTable } from './kube-table.ts';
-import type { Route } from './routes.ts';
+import { BadRequestError } from '../../domain/errors.ts';
+import { API_VERSION, kindOfResource } from '../../domain/kinds.ts';
+import type { Reply } from '../../service/operations/common.ts';
+import { includeObjectOf, toTable, wantsTable } from './table.ts';
+import type { Route } from '../routes.ts';
 
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const APPLY_PATCH = 'application/apply-patch+yaml';

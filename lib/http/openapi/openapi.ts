@@ -8,14 +8,14 @@ import {
   kindOfResource,
   poolInfoByAllocationResource,
   type ObjectKind,
-} from '../domain/kinds.ts';
-import { ROUTES, type Route, type V1OperationName } from './routes.ts';
-import { ERRORS, SUCCESS } from './openapi-statuses.ts';
-import { OCCUPANCY_PARAMETERS, OCCUPANCY_RESPONSE, OCCUPANCY_SCHEMAS } from './openapi-occupancy.ts';
-import { CLAIM_IN_USE_EXAMPLE, PREVIEW_PARAMETERS } from './openapi-extras.ts';
-import { EXPIRED_EXAMPLE, LIST_QUERY_PARAMETERS } from './openapi-watch.ts';
-import { SCHEMAS, type Schema } from '../domain/schemas.ts';
-import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './openapi-repair.ts';
+} from '../../domain/kinds.ts';
+import { ROUTES, type Route, type V1OperationName } from '../routes.ts';
+import { ERRORS, SUCCESS } from './statuses.ts';
+import { OCCUPANCY_PARAMETERS, OCCUPANCY_RESPONSE, OCCUPANCY_SCHEMAS } from './occupancy.ts';
+import { CLAIM_IN_USE_EXAMPLE, PREVIEW_PARAMETERS } from './extras.ts';
+import { EXPIRED_EXAMPLE, LIST_QUERY_PARAMETERS } from './watch.ts';
+import { SCHEMAS, type Schema } from '../../domain/schemas.ts';
+import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './repair.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };
 

@@ -4,7 +4,7 @@
  * prints (priority 1 only with `-o wide`). Pools show the seed document's NAME, ALLOCATED, AVAILABLE, AGE.
  * Pure: the clock is an argument.
  */
-import { poolInfoByAllocationResource, poolInfoByResource, type Resource } from '../domain/kinds.ts';
+import { poolInfoByAllocationResource, poolInfoByResource, type Resource } from '../../domain/kinds.ts';
 
 type ApiObject = Record<string, any>;
 type Cell = string | number | null;

@@ -5,7 +5,7 @@
  * these when the answer is plain JSON. Short names are ironcore's (api/pool/v1alpha1/*_types.go
  * kubebuilder markers). Plain data and pure functions.
  */
-import { API_VERSION, RESOURCES, kindOfResource, type Resource } from '../domain/kinds.ts';
+import { API_VERSION, RESOURCES, kindOfResource, type Resource } from '../../domain/kinds.ts';
 
 export const KUBE_GROUP = API_VERSION.split('/')[0]!;
 export const KUBE_VERSION = API_VERSION.split('/')[1]!;
