@@ -7,7 +7,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createHttpHandler } from '../functions/http.ts';
 
 import { fakeContext } from '../lib/local/server.ts';
-import { localClient } from '../lib/local/store.ts';
+import { localClient } from '../lib/local/store/dynalite.ts';
 import { Table } from '../lib/store/table.ts';
 import { httpEvent } from '../test/helpers/events.ts';
 import { Meter } from './measure.ts';

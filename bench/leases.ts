@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createStreamHandler } from '../functions/stream.ts';
-import { localClient } from '../lib/local/store.ts';
+import { localClient } from '../lib/local/store/dynalite.ts';
 import { expireLeases } from '../lib/service/leases/leases.ts';
 import { Table } from '../lib/store/table.ts';
 import { claimBody, startInstance } from './instance.ts';

@@ -17,7 +17,7 @@ import { newAllocation } from '../lib/service/allocation/decide.ts';
 import type { ClaimRecord, PoolRecord } from '../lib/domain/records.ts';
 import { valueKind } from '../lib/domain/spaces.ts';
 import { Table } from '../lib/store/table.ts';
-import { localClient } from '../lib/local/store.ts';
+import { localClient } from '../lib/local/store/dynalite.ts';
 import { Meter, round } from './measure.ts';
 import { allocationKey } from '../lib/store/keys.ts';
 

@@ -5,7 +5,7 @@
  * change posted before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { startLocalStore } from '../lib/local/store.ts';
+import { startLocalStore } from '../lib/local/store/dynalite.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const store = await startLocalStore({ dataDir: ':memory:' });

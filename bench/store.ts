@@ -1,10 +1,10 @@
 /**
- * The embedded store for the benchmark: lib/local/store.ts's dynalite, in memory, in this process but on
+ * The embedded store for the benchmark: lib/local/store/dynalite.ts's dynalite, in memory, in this process but on
  * its own thread (a worker), so the store and the clients each have a core of the two. With `changes`,
  * the store's committed item changes come back to this thread (the stream benchmark's stream).
  */
 import { Worker } from 'node:worker_threads';
-import { ensureTable, localClient, type ItemChange } from '../lib/local/store.ts';
+import { ensureTable, localClient, type ItemChange } from '../lib/local/store/dynalite.ts';
 
 export interface StoreThread {
   endpoint: string;

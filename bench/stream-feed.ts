@@ -13,8 +13,8 @@
 import { performance } from 'node:perf_hooks';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { matchesFilter } from '../lib/cloud/stream-filter.ts';
-import { streamRecordOf } from '../lib/local/stream.ts';
-import type { ItemChange } from '../lib/local/store.ts';
+import { streamRecordOf } from '../lib/local/stream/emulation.ts';
+import type { ItemChange } from '../lib/local/store/dynalite.ts';
 import { shardOf } from '../lib/store/keys.ts';
 import type { StoreThread } from './store.ts';
 

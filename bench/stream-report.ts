@@ -141,7 +141,7 @@ export function streamSection(table: (header: string[], body: string[][]) => str
       `ratio ≥ 1, ≤ 2 s ${mark((load.capacityRatio ?? 0) >= 1)} ${mark(load.lagSeconds <= 2)}`,
     ];
     lines.push(
-      `Sustained load on the local stream of \`npm start\` (lib/local/stream.ts, ${load.parallelization} batches at once): clients claiming and releasing in turn, each its own instance and client, latency added to every call of every client; the stream's rate is the records it handled per second it was busy (any batch in flight), the handlers' the records their writes put on the stream per second, over the whole load; beside it, from a third into the load to its end, the records handled ÷ the records written in that window (at most 1: it is 1 less the backlog's growth):`,
+      `Sustained load on the local stream of \`npm start\` (lib/local/stream/emulation.ts, ${load.parallelization} batches at once): clients claiming and releasing in turn, each its own instance and client, latency added to every call of every client; the stream's rate is the records it handled per second it was busy (any batch in flight), the handlers' the records their writes put on the stream per second, over the whole load; beside it, from a third into the load to its end, the records handled ÷ the records written in that window (at most 1: it is 1 less the backlog's growth):`,
       '',
       table(
         [

@@ -13,7 +13,7 @@
  *   the stream function all at once (full batches), with 5 ms of latency added to every DynamoDB call of
  *   the stream function's client (an SDK middleware; AWS's typical figure), and with none.
  * - Sustained load: 16 clients (each its own instance and client, 5 ms added to every call) claiming and
- *   releasing for 30 s, on the local stream emulation of `npm start` (lib/local/stream.ts, the stream
+ *   releasing for 30 s, on the local stream emulation of `npm start` (lib/local/stream/emulation.ts, the stream
  *   function's client with the same 5 ms); then how long until every count is exact, and the stream's
  *   rate against the handlers'.
  *
@@ -27,8 +27,8 @@ import { fileURLToPath } from 'node:url';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { createStreamHandler } from '../functions/stream.ts';
 import { matchesFilter } from '../lib/cloud/stream-filter.ts';
-import { localClient } from '../lib/local/store.ts';
-import { LocalStream, streamRecordOf } from '../lib/local/stream.ts';
+import { localClient } from '../lib/local/store/dynalite.ts';
+import { LocalStream, streamRecordOf } from '../lib/local/stream/emulation.ts';
 import { Table } from '../lib/store/table.ts';
 import { claimBody, NAMESPACE, startInstance, type Instance } from './instance.ts';
 import { byOperation, injectLatency, Meter, round, totals, type RequestRecord } from './measure.ts';
@@ -435,7 +435,7 @@ const results: Record<string, unknown> = {
   method: [
     `Whole life: ${LIFE_CLAIMS} claims (PUT) by one client, the stream's work on their records, ${LIFE_CLAIMS} releases (DELETE), the stream's work on theirs; each function's requests counted on its own client by the SDK middleware of bench/measure.ts, per claim. The records of each phase go to the stream function once the phase is done, as one shard's event source mapping batches them (up to 100 a batch; ${parallelization} concurrent batch(es) per shard, records spread over them by item key).`,
     `Throughput: ${THROUGHPUT_CLAIMS} claims' records, then their releases' records (and the stream's own: the Recycle deletes), handed to the stream function at once on one shard (full batches, ${parallelization} concurrent), timed from the first batch to the last answer; ${LATENCY_MS} ms added to every DynamoDB call of the stream function's client, and none.`,
-    `Sustained: ${LOAD_CLIENTS} clients, each its own instance and client with ${LATENCY_MS} ms added to every call, each claiming (PUT) and releasing (DELETE) in turn for ${LOAD_SECONDS} s, on the local stream emulation (lib/local/stream.ts, as npm start runs it), the stream function's client with ${LATENCY_MS} ms too. Lag: from the load's end until the pool's counts agree with its allocation objects (and the stream has drained). The stream's rate ÷ the handlers': records the stream handled per second it was busy (any batch in flight) ÷ records the handlers' writes put on the stream per second, over the whole load; and, from a third into the load to its end, records handled ÷ records written in the same window (at most 1: it is 1 less the backlog's growth).`,
+    `Sustained: ${LOAD_CLIENTS} clients, each its own instance and client with ${LATENCY_MS} ms added to every call, each claiming (PUT) and releasing (DELETE) in turn for ${LOAD_SECONDS} s, on the local stream emulation (lib/local/stream/emulation.ts, as npm start runs it), the stream function's client with ${LATENCY_MS} ms too. Lag: from the load's end until the pool's counts agree with its allocation objects (and the stream has drained). The stream's rate ÷ the handlers': records the stream handled per second it was busy (any batch in flight) ÷ records the handlers' writes put on the stream per second, over the whole load; and, from a third into the load to its end, records handled ÷ records written in the same window (at most 1: it is 1 less the backlog's growth).`,
     'Store: dynalite in memory on a worker thread of this process (bench/store.ts), the clients and the stream function on the main thread.',
   ],
 };

@@ -1,7 +1,7 @@
 /**
  * The stream function's event source mapping, as plain data: the CDK construct deploys it
- * (lib/cloud/construct.ts), and the local stream emulation (lib/local/stream.ts) and the DynamoDB Local
- * consumer (lib/local/stream-consumer.ts) follow it, so local and deployed batch alike.
+ * (lib/cloud/construct.ts), and the local stream emulation (lib/local/stream/emulation.ts) and the DynamoDB Local
+ * consumer (lib/local/stream/consumer.ts) follow it, so local and deployed batch alike.
  *
  * `parallelizationFactor`: batches of one shard in flight at once (1 to 10). Lambda keeps an item's
  * records in order whatever the factor: "When you increase the number of concurrent batches per shard,

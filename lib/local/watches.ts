@@ -2,7 +2,7 @@
  * Watches on the local server (lib/service/operations/watch.ts): an answer streamed as the changes come,
  * its head sent once the watch is sure to answer 200, and ended when the client goes or the server stops;
  * or, when asked (tests of the deployed behaviour), answered as the deployed API's long polls. And the
- * history's restart: its reader keeps no journal with dynalite (lib/local/durable-stream.ts), so each
+ * history's restart: its reader keeps no journal with dynalite (lib/local/stream/durable.ts), so each
  * start with a data folder marks every collection's history as having lost what came before.
  */
 import type { ServerResponse } from 'node:http';

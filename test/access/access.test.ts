@@ -30,7 +30,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { vi } from 'vitest';
 import { AllotService, type AllotFunctionName } from '../../lib/cloud/construct.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import type { AllotStore } from '../../lib/local/stores.ts';
+import type { AllotStore } from '../../lib/local/store/stores.ts';
 import { nameProblem } from '../../lib/domain/names.ts';
 import { ALL_ROUTES, matchRoute } from '../../lib/http/routes.ts';
 import { Table } from '../../lib/store/table.ts';

@@ -1,5 +1,5 @@
 /**
- * The Streams API consumer (lib/local/stream-consumer.ts) against a real DynamoDB Local stream: what it
+ * The Streams API consumer (lib/local/stream/consumer.ts) against a real DynamoDB Local stream: what it
  * hands the function, and how it plays the event source mapping's batching, retries and checkpoints.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,8 +12,8 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { openStore, type AllotStore } from '../../lib/local/stores.ts';
-import { StreamConsumer, type StreamConsumerOptions } from '../../lib/local/stream-consumer.ts';
+import { openStore, type AllotStore } from '../../lib/local/store/stores.ts';
+import { StreamConsumer, type StreamConsumerOptions } from '../../lib/local/stream/consumer.ts';
 
 let store: AllotStore;
 let client: DynamoDBClient;

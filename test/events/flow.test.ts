@@ -8,7 +8,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { client, indexPool, API_VERSION, startTestAllot } from '../helpers/allot.ts';
 import { busEvent } from '../helpers/events.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
-import { LocalStream } from '../../lib/local/stream.ts';
+import { LocalStream } from '../../lib/local/stream/emulation.ts';
 import { MemoryEventSink, type DeliveredEvent } from '../../lib/local/events.ts';
 import { publishStreamEvents } from '../../functions/stream-events.ts';
 import { createStreamHandler } from '../../functions/stream.ts';

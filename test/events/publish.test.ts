@@ -14,7 +14,12 @@ import { deriveEvents, type AllotEvent, type StreamChange } from '../../lib/doma
 import { EventBridgeSink } from '../../functions/event-bus.ts';
 import { countConditionalCheckFailures } from '../../functions/sdk-metrics.ts';
 import { FileEventSink } from '../../lib/local/events.ts';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import {
+  ensureTable,
+  localClient,
+  startLocalStore,
+  type LocalStore,
+} from '../../lib/local/store/dynalite.ts';
 
 type Entry = { Source: string; DetailType: string; Detail: string; EventBusName: string; Time?: number };
 

@@ -8,7 +8,12 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpHandler } from '../../functions/http.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import {
+  ensureTable,
+  localClient,
+  startLocalStore,
+  type LocalStore,
+} from '../../lib/local/store/dynalite.ts';
 import { Table } from '../../lib/store/table.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';

@@ -6,7 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand, PutCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { ensureTable, localClient, startLocalStore, type LocalStore } from '../../lib/local/store.ts';
+import {
+  ensureTable,
+  localClient,
+  startLocalStore,
+  type LocalStore,
+} from '../../lib/local/store/dynalite.ts';
 import { Faults, HandlerDiedError, faultyClient } from '../helpers/faults.ts';
 
 let store: LocalStore;

@@ -9,7 +9,7 @@ import '../helpers/quiet.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalAllot } from '../../lib/local/server.ts';
-import type { ItemChange } from '../../lib/local/store.ts';
+import type { ItemChange } from '../../lib/local/store/dynalite.ts';
 import { ALL_ROUTES } from '../../lib/http/routes.ts';
 import { API_VERSION, claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';

@@ -2,7 +2,7 @@
  * Global setup of the DynamoDB Local tier (vitest.config.ts): one DynamoDB Local for the whole run, in
  * memory, shared by every test file (each makes its own tables), so the JVM starts once.
  */
-import { javaMissing, startDynamoDBLocal } from '../../lib/local/dynamodb-local.ts';
+import { javaMissing, startDynamoDBLocal } from '../../lib/local/store/dynamodb-local.ts';
 
 export default async function setup(): Promise<() => Promise<void>> {
   const missing = javaMissing();

@@ -1,5 +1,5 @@
 /**
- * The local stream's durability (lib/local/journal.ts, lib/local/store.ts): a write whose record cannot
+ * The local stream's durability (lib/local/stream/journal.ts, lib/local/store/dynalite.ts): a write whose record cannot
  * be kept fails and changes nothing; the journal gives back, after a reopen, exactly the records not done,
  * in order, each marked whether its write landed; a torn last line (a crash mid-append) is skipped; and a
  * server restarted on its folder delivers what was left before any new record.
@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JOURNAL_FILE, StreamJournal } from '../../lib/local/journal.ts';
-import { ensureTable, localClient, startLocalStore } from '../../lib/local/store.ts';
+import { JOURNAL_FILE, StreamJournal } from '../../lib/local/stream/journal.ts';
+import { ensureTable, localClient, startLocalStore } from '../../lib/local/store/dynalite.ts';
 import { startLocalAllot } from '../../lib/local/server.ts';
 import { claim, client, eventually, indexPool } from '../helpers/allot.ts';
 

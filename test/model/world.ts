@@ -10,11 +10,11 @@ import { createHttpHandler } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { HANDLER_DEADLINE_MS } from '../../lib/service/allocation/decide.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import type { AllotStore, ChangeFeed } from '../../lib/local/stores.ts';
+import type { AllotStore, ChangeFeed } from '../../lib/local/store/stores.ts';
 import { Table } from '../../lib/store/table.ts';
 import { sweepNamespace, type RepairReport } from '../../lib/service/repair/sweep.ts';
 import { expireLeases } from '../../lib/service/leases/leases.ts';
-import { LocalTtl } from '../../lib/local/ttl.ts';
+import { LocalTtl } from '../../lib/local/store/ttl.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom, type FaultKind } from '../helpers/faults.ts';
 import { StreamQueue } from '../helpers/stream-queue.ts';
@@ -64,7 +64,7 @@ export class World {
   sweepsDied = 0;
   readonly queue: StreamQueue;
   readonly random: () => number;
-  /** DynamoDB's TTL, emulated (lib/local/ttl.ts): no faults, it is no caller of ours. */
+  /** DynamoDB's TTL, emulated (lib/local/store/ttl.ts): no faults, it is no caller of ours. */
   readonly ttl: LocalTtl;
   private readonly observer: Table;
   private readonly observerHandler: ReturnType<typeof createHttpHandler>;

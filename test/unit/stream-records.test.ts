@@ -1,12 +1,12 @@
 /**
- * The pure half of the Streams API consumer (lib/local/stream-records.ts): the repair of DynamoDB Local's
+ * The pure half of the Streams API consumer (lib/local/stream/records.ts): the repair of DynamoDB Local's
  * untagged empty maps, the record as Lambda hands it over, and the order in which shards may be read.
  */
 import { describe, expect, it } from 'vitest';
 import type { _Record as StreamRecord, Shard } from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { lambdaRecordOf, readableShards, repairEmptyMaps } from '../../lib/local/stream-records.ts';
+import { lambdaRecordOf, readableShards, repairEmptyMaps } from '../../lib/local/stream/records.ts';
 
 describe('repairEmptyMaps', () => {
   it.each([

@@ -1,6 +1,6 @@
 /**
  * What the Streams API hands out, as Lambda hands it to the stream function; and the order in which a
- * stream's shards may be read. Plain functions of the data, for lib/local/stream-consumer.ts.
+ * stream's shards may be read. Plain functions of the data, for lib/local/stream/consumer.ts.
  */
 import type {
   _Record as StreamRecord,

@@ -1,7 +1,7 @@
 /**
  * A local emulation of DynamoDB Streams and Lambda's event source mapping, for `npm start` and the tests.
  * It is an emulation, not the service: timing is compressed. With a journal (a data folder), every record
- * is kept durably before its write lands (lib/local/journal.ts) until the handler has succeeded on it,
+ * is kept durably before its write lands (lib/local/stream/journal.ts) until the handler has succeeded on it,
  * and a restart delivers what was left, first, in order per key; without one (`:memory:`) records live in
  * memory only. What it keeps from the real thing:
  * - records in commit order per item key, spread over shards by partition key (one shard unless asked:
@@ -17,13 +17,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { Image, ItemChange } from './store.ts';
+import type { Image, ItemChange } from '../store/dynalite.ts';
 import type { RecoveredRecord, StreamJournal } from './journal.ts';
-import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cloud/stream-filter.ts';
-import { STREAM_MAPPING } from '../cloud/stream-mapping.ts';
-import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
-import { shardOf } from '../store/keys.ts';
-import { withTtlIdentity } from './ttl.ts';
+import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../../cloud/stream-filter.ts';
+import { STREAM_MAPPING } from '../../cloud/stream-mapping.ts';
+import { TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../../store/schema.ts';
+import { shardOf } from '../../store/keys.ts';
+import { withTtlIdentity } from '../store/ttl.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 

@@ -17,7 +17,7 @@ import {
   ResourceInUseException,
 } from '@aws-sdk/client-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../store/schema.ts';
+import { TABLE_INDEXES, TABLE_PARTITION_KEY, TABLE_SORT_KEY } from '../../store/schema.ts';
 
 const require = createRequire(import.meta.url);
 

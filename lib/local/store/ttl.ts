@@ -18,8 +18,8 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { TTL_IDENTITY } from '../domain/events.ts';
-import { TABLE_PARTITION_KEY, TABLE_SORT_KEY, TTL_ATTRIBUTE } from '../store/schema.ts';
+import { TTL_IDENTITY } from '../../domain/events.ts';
+import { TABLE_PARTITION_KEY, TABLE_SORT_KEY, TTL_ATTRIBUTE } from '../../store/schema.ts';
 
 /** How often the expirer looks (TTL's own delay is days at worst; the service bounds expiry itself). */
 export const LOCAL_TTL_INTERVAL_MS = 5_000;

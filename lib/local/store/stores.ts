@@ -1,11 +1,11 @@
 /**
  * Which DynamoDB the local server and the tests talk to: the one module that knows (`ALLOT_STORE`).
  *
- * - `dynalite` (the default; Node only): dynalite in this process (lib/local/store.ts), its committed
- *   changes captured and fed to the stream function by the local emulation (lib/local/stream.ts);
- * - `dynamodb-local`: AWS's DynamoDB Local, started as a child process (lib/local/dynamodb-local.ts; needs
+ * - `dynalite` (the default; Node only): dynalite in this process (lib/local/store/dynalite.ts), its committed
+ *   changes captured and fed to the stream function by the local emulation (lib/local/stream/emulation.ts);
+ * - `dynamodb-local`: AWS's DynamoDB Local, started as a child process (lib/local/store/dynamodb-local.ts; needs
  *   Java 17+), stopped with this one; the stream function is fed from the real DynamoDB Streams API by a
- *   consumer that plays Lambda's event source mapping (lib/local/stream-consumer.ts), with a checkpoint
+ *   consumer that plays Lambda's event source mapping (lib/local/stream/consumer.ts), with a checkpoint
  *   per shard in the data folder. `ALLOT_DYNAMODB_LOCAL_ENDPOINT` names one already running instead
  *   (the tests start one per run);
  * - `endpoint`: an existing table (`ALLOT_DYNAMODB_ENDPOINT`, or AWS's own endpoint when unset;
@@ -19,11 +19,17 @@ import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from 
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { startDynamoDBLocal } from './dynamodb-local.ts';
-import { ensureTable, localClient, startLocalStore, type ChangeListener, type ItemChange } from './store.ts';
-import { startDynaliteStream, startSecondReader } from './durable-stream.ts';
-import type { FilterPattern } from '../cloud/stream-filter.ts';
-import { HISTORY_MAPPING } from '../cloud/stream-mapping.ts';
-import { StreamConsumer, type StreamConsumerOptions, type StreamHandler } from './stream-consumer.ts';
+import {
+  ensureTable,
+  localClient,
+  startLocalStore,
+  type ChangeListener,
+  type ItemChange,
+} from './dynalite.ts';
+import { startDynaliteStream, startSecondReader } from '../stream/durable.ts';
+import type { FilterPattern } from '../../cloud/stream-filter.ts';
+import { HISTORY_MAPPING } from '../../cloud/stream-mapping.ts';
+import { StreamConsumer, type StreamConsumerOptions, type StreamHandler } from '../stream/consumer.ts';
 
 export const STORE_KINDS = ['dynalite', 'dynamodb-local', 'endpoint'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
@@ -123,7 +129,7 @@ async function openDynalite(dataDir: string): Promise<AllotStore> {
     client: () => localClient(store.endpoint),
     prepareTable: (tableName) =>
       withClient(localClient(store.endpoint), (client) => ensureTable(client, tableName)),
-    // Journaled in the data folder (lib/local/durable-stream.ts), so a crash loses no record.
+    // Journaled in the data folder (lib/local/stream/durable.ts), so a crash loses no record.
     async startStream(tableName, streamOptions) {
       if (streamOptions.reader) {
         const { feed, detach } = startSecondReader(store, tableName, {

@@ -1,6 +1,6 @@
 /**
  * The dynalite stream, durable (issue 14): with a data folder, every captured change is journaled before
- * its write lands (lib/local/journal.ts) and kept until the stream handler has succeeded on it, so a
+ * its write lands (lib/local/stream/journal.ts) and kept until the stream handler has succeeded on it, so a
  * server killed at any moment delivers, after its restart, what it owed, in order per key. Records that
  * fail past their retries go to `stream-dead-letters.jsonl` (the deployed dead-letter queue); the repair
  * sweep covers their effects. `:memory:` keeps none, as DynamoDB Streams would keep none of a table
@@ -16,9 +16,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { StreamJournal } from './journal.ts';
-import { localClient, type Image, type LocalStore } from './store.ts';
-import { LocalStream, type LocalStreamOptions } from './stream.ts';
-import { HISTORY_MAPPING } from '../cloud/stream-mapping.ts';
+import { localClient, type Image, type LocalStore } from '../store/dynalite.ts';
+import { LocalStream, type LocalStreamOptions } from './emulation.ts';
+import { HISTORY_MAPPING } from '../../cloud/stream-mapping.ts';
 
 /** Stream records that failed past their retries (the deployed dead-letter queue), one JSON a line. */
 export const DEAD_LETTER_FILE = 'stream-dead-letters.jsonl';

@@ -1,5 +1,5 @@
 /**
- * Where the stream consumer (lib/local/stream-consumer.ts) has got to, per shard: the sequence number of
+ * Where the stream consumer (lib/local/stream/consumer.ts) has got to, per shard: the sequence number of
  * the last record it is done with, and which shards it has read to their end. Kept in one JSON file in
  * the data folder, replaced whole by a rename, so a process killed at any moment (kill -9) leaves either
  * the old file or the new one, never half of one; `:memory:` keeps it in memory only.

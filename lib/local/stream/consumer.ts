@@ -1,9 +1,9 @@
 /**
  * Lambda's DynamoDB event source mapping, played over the real DynamoDB Streams API (for DynamoDB Local,
- * lib/local/stores.ts): what the deployed stack's mapping does, in this process.
+ * lib/local/store/stores.ts): what the deployed stack's mapping does, in this process.
  *
  * - DescribeStream lists the shards; a shard is read only once its parent is read to its end, so a key's
- *   records keep their order across a split (lib/local/stream-records.ts);
+ *   records keep their order across a split (lib/local/stream/records.ts);
  * - GetShardIterator / GetRecords per shard, shards side by side; the mapping's concurrent batches per
  *   shard (lib/cloud/stream-mapping.ts): a shard's records spread over that many lanes by item key, one
  *   batch in flight per lane, so an item's records stay in order (as Lambda keeps them) and two items'
@@ -14,7 +14,7 @@
  *   record; a batch whose function throws is split in two (BisectBatchOnFunctionError) until the failing
  *   record is alone; a record that fails more than `maxRetries` times goes to the on-failure list (the
  *   deployed stack's SQS queue) and the shard moves on;
- * - a checkpoint per shard (lib/local/stream-checkpoints.ts), so a restart resumes where it stopped.
+ * - a checkpoint per shard (lib/local/stream/checkpoints.ts), so a restart resumes where it stopped.
  *
  * This is the one place that knows the records come from DynamoDB Local: it repairs the empty maps that
  * DynamoDB Local 3.x writes without their tag (`repairEmptyMaps`).
@@ -32,12 +32,12 @@ import {
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../cloud/stream-filter.ts';
-import { STREAM_MAPPING } from '../cloud/stream-mapping.ts';
-import { shardOf } from '../store/keys.ts';
-import { Checkpoints } from './stream-checkpoints.ts';
-import { lambdaRecordOf, readableShards } from './stream-records.ts';
-import { tableOfRecord, withTtlIdentity } from './ttl.ts';
+import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../../cloud/stream-filter.ts';
+import { STREAM_MAPPING } from '../../cloud/stream-mapping.ts';
+import { shardOf } from '../../store/keys.ts';
+import { Checkpoints } from './checkpoints.ts';
+import { lambdaRecordOf, readableShards } from './records.ts';
+import { tableOfRecord, withTtlIdentity } from '../store/ttl.ts';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
@@ -317,7 +317,7 @@ export class StreamConsumer {
       if (entry.lane === index && entry.record && !entry.done) entries.push(entry);
     }
     if (entries.length === 0) return false;
-    // The expirer's deletes carry TTL's identity, as the deployed stream's would (lib/local/ttl.ts).
+    // The expirer's deletes carry TTL's identity, as the deployed stream's would (lib/local/store/ttl.ts).
     const batch = entries.map((entry) => withTtlIdentity(tableOfRecord(entry.record!), entry.record!));
     if (lane.attempts > 0) await sleep(Math.min(1000, 50 * lane.attempts));
     let done = batch.length;
