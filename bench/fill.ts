@@ -15,16 +15,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ordinalOf, slotAt } from '../lib/domain/candidates.ts';
+import { ordinalOf, slotAt } from '../lib/domain/values/candidates.ts';
 import { newAllocation } from '../lib/service/allocation/decide.ts';
 import { poolKindInfo, type PoolKind, type PoolKindInfo } from '../lib/domain/kinds.ts';
-import { spaceOf, timestamp } from '../lib/domain/objects.ts';
+import { spaceOf, timestamp } from '../lib/domain/objects/objects.ts';
 import { refreshPool } from '../lib/service/stream/reconcile.ts';
 import type { SlotChange } from '../lib/service/counts/tally.ts';
-import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/domain/records.ts';
-import { valueKind } from '../lib/domain/spaces.ts';
+import type { ClaimRecord, ItemKey, PoolRecord } from '../lib/domain/objects/records.ts';
+import { valueKind } from '../lib/domain/values/spaces.ts';
 import { type Table } from '../lib/store/table.ts';
-import type { ParsedValue, PoolSpace } from '../lib/domain/values.ts';
+import type { ParsedValue, PoolSpace } from '../lib/domain/values/values.ts';
 import { NAMESPACE, type Instance } from './instance.ts';
 import { allocationKey, BLOCK_BITS, objectKey, poolKeyOf, type PoolId } from '../lib/store/keys.ts';
 import { type ClaimContext } from '../lib/service/context.ts';

@@ -15,7 +15,7 @@ import {
   isBusEvent,
   type DirectOperations,
 } from '../lib/service/requests/invocation.ts';
-import { isObject } from '../lib/domain/validation.ts';
+import { isObject } from '../lib/domain/objects/validation.ts';
 import { conditionalFailuresOf, lazyContext } from './context.ts';
 import { createHttpChain } from './http-chain.ts';
 import { logger } from './observability.ts';

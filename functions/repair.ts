@@ -8,7 +8,7 @@
  * lib/service/leases/leases.ts): TTL may take days.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { isObject } from '../lib/domain/validation.ts';
+import { isObject } from '../lib/domain/objects/validation.ts';
 import type { ClaimContext } from '../lib/service/context.ts';
 import { REPAIR_KINDS, sweepAll, type RepairCounts, type RepairReport } from '../lib/service/repair/sweep.ts';
 import { expireLeases } from '../lib/service/leases/leases.ts';

@@ -1,9 +1,9 @@
 /** What `allot get` and `allot describe` print: kubectl-like tables, utilisation bars, pool maps. */
 import { poolInfoByAllocationKind, poolKindInfo, type PoolKind } from '../domain/kinds.ts';
-import type { Segment } from '../domain/candidates.ts';
-import { formatAddress, parsePrefix, prefixRange } from '../domain/ip.ts';
-import { parseRange } from '../domain/ranges.ts';
-import { poolSpecChecker, valueKind } from '../domain/spaces.ts';
+import type { Segment } from '../domain/values/candidates.ts';
+import { formatAddress, parsePrefix, prefixRange } from '../domain/values/ip.ts';
+import { parseRange } from '../domain/values/ranges.ts';
+import { poolSpecChecker, valueKind } from '../domain/values/spaces.ts';
 
 type ApiObject = Record<string, any>;
 

@@ -6,7 +6,7 @@
  */
 import { CustomResource, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { CLAIM_RESOURCE_TYPE } from '../domain/claim-resource.ts';
+import { CLAIM_RESOURCE_TYPE } from '../domain/objects/claim-resource.ts';
 import { nameProblem } from '../domain/names.ts';
 
 /** The pool a claim draws from, in the claim's namespace. */

@@ -7,4 +7,8 @@ export { AllotClaim, CLAIM_SERVICE_TIMEOUT } from './claim.ts';
 export type { AllotClaimProps, AllotOwnerRef, AllotPoolRef } from './claim.ts';
 export { AllotIpAddresses } from './ip-addresses.ts';
 export type { AllotIpAddressesProps } from './ip-addresses.ts';
-export { CLAIM_RESOURCE_TYPE, LOGICAL_ID_ANNOTATION, STACK_ID_ANNOTATION } from '../domain/claim-resource.ts';
+export {
+  CLAIM_RESOURCE_TYPE,
+  LOGICAL_ID_ANNOTATION,
+  STACK_ID_ANNOTATION,
+} from '../domain/objects/claim-resource.ts';

@@ -19,8 +19,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { AllocationKind, PoolKind } from './kinds.ts';
-import { spaceOf } from './objects.ts';
-import type { AllocationRecord, ClaimRecord, Condition, PoolRecord } from './records.ts';
+import { spaceOf } from './objects/objects.ts';
+import type { AllocationRecord, ClaimRecord, Condition, PoolRecord } from './objects/records.ts';
 
 /** `source` of every event Allot publishes. */
 export const EVENT_SOURCE = 'allot';

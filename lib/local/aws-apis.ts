@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DIRECT_FUNCTIONS, rulesMatching, type DirectFunctionName } from '../cloud/requests.ts';
-import { timestamp } from '../domain/objects.ts';
+import { timestamp } from '../domain/objects/objects.ts';
 
 /** Runs one of the functions with an event, as Lambda would (its result, or it throws). */
 export type Invoke = (name: DirectFunctionName, event: unknown) => Promise<unknown>;

@@ -2,8 +2,8 @@
  * What every service operation runs with: the table, a clock, a random source, and the search memory
  * of one handler instance (each Lambda instance has its own).
  */
-import { timestamp } from '../domain/objects.ts';
-import type { PoolRecord } from '../domain/records.ts';
+import { timestamp } from '../domain/objects/objects.ts';
+import type { PoolRecord } from '../domain/objects/records.ts';
 import type { Table } from '../store/table.ts';
 
 export interface ClaimContext {

@@ -19,7 +19,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { ItemKey } from '../domain/records.ts';
+import type { ItemKey } from '../domain/objects/records.ts';
 import type { Item } from './items.ts';
 
 /** An item key as one string, for maps of items by key. */

@@ -8,7 +8,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Resource } from '../domain/kinds.ts';
-import type { HistoryEvent } from '../domain/watch.ts';
+import type { HistoryEvent } from '../domain/lists/watch.ts';
 import type { TableClient } from './client.ts';
 import type { Item } from './items.ts';
 import { HISTORY_HEAD_SK, historyBatchKey, historyPk, historySk } from './keys.ts';

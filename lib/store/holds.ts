@@ -4,7 +4,7 @@
  * on the holding object's uid, so a request, its retry and the stream function never undo each other.
  */
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ItemKey, NameHoldRecord } from '../domain/records.ts';
+import type { ItemKey, NameHoldRecord } from '../domain/objects/records.ts';
 import type { TableClient } from './client.ts';
 import { pendingHoldsKey } from './keys.ts';
 import { WAITING_INDEX } from './schema.ts';

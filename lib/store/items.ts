@@ -6,7 +6,7 @@
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import type { Resource } from '../domain/kinds.ts';
-import type { AllocationRecord, ItemKey } from '../domain/records.ts';
+import type { AllocationRecord, ItemKey } from '../domain/objects/records.ts';
 import { allocationIndexKeys, GROUP_BITS } from './keys.ts';
 
 export type Item = Record<string, NativeAttributeValue>;
@@ -55,7 +55,7 @@ export interface GroupSummary {
   bits: Uint8Array;
   /** Bit i: what holds slot i is a name hold (service/allocation/name-holds.ts), not an allocation object. */
   holds: Uint8Array;
-  /** Bit i: what holds slot i is a quarantine (domain/records.ts QuarantineRecord); its `holds` bit is set too. */
+  /** Bit i: what holds slot i is a quarantine (domain/objects/records.ts QuarantineRecord); its `holds` bit is set too. */
   quarantines: Uint8Array;
   /** Bumped by every write of the bits; absent until the first. */
   version: number | undefined;

@@ -19,10 +19,10 @@
  *   pool, present only while they wait (a sparse index).
  */
 import { poolKindInfo, type AllocationKind, type PoolKind, type Resource } from '../domain/kinds.ts';
-import type { ItemKey } from '../domain/records.ts';
-import { slotWidth } from '../domain/spaces.ts';
-import type { ParsedValue } from '../domain/values.ts';
-import { leaseEpochSeconds } from '../domain/leases.ts';
+import type { ItemKey } from '../domain/objects/records.ts';
+import { slotWidth } from '../domain/values/spaces.ts';
+import type { ParsedValue } from '../domain/values/values.ts';
+import { leaseEpochSeconds } from '../domain/objects/leases.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
 
 export const LIST_SHARDS = 8;

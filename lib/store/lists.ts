@@ -2,7 +2,7 @@
  * Lists of one namespace's pools, claims and allocation objects: eight shards queried at once and merged
  * in key order (keys.ts), page by page with a `last` key the caller turns into a continue token.
  *
- * A list with a filter (a selector, lib/domain/selection.ts) reads a bounded page: one Query per shard of
+ * A list with a filter (a selector, lib/domain/lists/selection.ts) reads a bounded page: one Query per shard of
  * at most `limit + 1` items evaluated, whatever the filter keeps. The page answers the kept items up to
  * the lowest key every unfinished shard has read past, and `last` is that key, so the next page starts
  * where nothing is unread; a filter that keeps few gives short (even empty) pages with a continue token,
@@ -10,7 +10,7 @@
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Resource } from '../domain/kinds.ts';
-import type { AllocationRecord } from '../domain/records.ts';
+import type { AllocationRecord } from '../domain/objects/records.ts';
 import type { TableClient } from './client.ts';
 import type { Item, Stored } from './items.ts';
 import { LIST_SHARDS } from './keys.ts';

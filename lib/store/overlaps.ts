@@ -25,9 +25,9 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { AllocationRecord, ItemKey, NameHoldRecord } from '../domain/records.ts';
-import { ancestorsOf } from '../domain/prefix-pools.ts';
-import type { ParsedValue, PrefixLengths } from '../domain/values.ts';
+import type { AllocationRecord, ItemKey, NameHoldRecord } from '../domain/objects/records.ts';
+import { ancestorsOf } from '../domain/values/prefix-pools.ts';
+import type { ParsedValue, PrefixLengths } from '../domain/values/values.ts';
 import type { TableClient } from './client.ts';
 import type { Item, Stored } from './items.ts';
 import type { PoolId } from './keys.ts';

@@ -4,7 +4,7 @@
  * expiry run), and every delete is conditional on the quarantine as read, so one put since stays.
  */
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { ItemKey, QuarantineRecord } from '../domain/records.ts';
+import type { ItemKey, QuarantineRecord } from '../domain/objects/records.ts';
 import type { TableClient } from './client.ts';
 import { leaseAttributes } from './keys.ts';
 

@@ -6,7 +6,7 @@
  */
 import { QueryCommand, PutCommand, DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AllocationKind, AllocationResource } from '../domain/kinds.ts';
-import type { AllocationRecord, ClaimRecord, ClaimStubRecord, ItemKey } from '../domain/records.ts';
+import type { AllocationRecord, ClaimRecord, ClaimStubRecord, ItemKey } from '../domain/objects/records.ts';
 import type { TableClient } from './client.ts';
 import type { Item, Stored } from './items.ts';
 import {

@@ -13,7 +13,7 @@ import {
   UpdateCommand,
   type BatchGetCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import type { ItemKey, PoolCounts } from '../domain/records.ts';
+import type { ItemKey, PoolCounts } from '../domain/objects/records.ts';
 import type { TableClient } from './client.ts';
 import { directoryKey, groupKey, type GroupRef, type PoolId } from './keys.ts';
 import {

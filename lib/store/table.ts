@@ -19,8 +19,8 @@ import type {
   ClaimStubRecord,
   ItemKey,
   PoolRecord,
-} from '../domain/records.ts';
-import { timestamp } from '../domain/objects.ts';
+} from '../domain/objects/records.ts';
+import { timestamp } from '../domain/objects/objects.ts';
 import { conditionFailed, itemKeyText, TableClient } from './client.ts';
 
 export { itemKeyText };
@@ -34,7 +34,7 @@ import {
   type PoolId,
 } from './keys.ts';
 import { ALLOCATIONS_INDEX, LEASES_INDEX, TTL_ATTRIBUTE, WAITING_INDEX } from './schema.ts';
-import { leaseEpochSeconds } from '../domain/leases.ts';
+import { leaseEpochSeconds } from '../domain/objects/leases.ts';
 import { Quarantines } from './quarantines.ts';
 import { NameHolds } from './holds.ts';
 import { Summaries } from './summaries.ts';

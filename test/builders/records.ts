@@ -1,5 +1,5 @@
 /** Hand-built items as Allot stores them, for tests that call the engine or the table directly. */
-import type { ClaimRecord } from '../../lib/domain/records.ts';
+import type { ClaimRecord } from '../../lib/domain/objects/records.ts';
 import { API_VERSION } from '../helpers/allot.ts';
 
 /** A claim as the claim handler writes it before it decides (Allocating), in namespace `default`. */

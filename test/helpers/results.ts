@@ -1,6 +1,6 @@
 /** Unwraps the domain's result types in tests, failing with what came back instead. */
 import type { Cause } from '../../lib/domain/errors.ts';
-import type { CheckedPoolSpec, Parsed } from '../../lib/domain/values.ts';
+import type { CheckedPoolSpec, Parsed } from '../../lib/domain/values/values.ts';
 
 function bigintJson(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? `${value}n` : value;

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createHttpHandler } from '../../functions/http.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import type { PoolRecord } from '../../lib/domain/records.ts';
+import type { PoolRecord } from '../../lib/domain/objects/records.ts';
 import { objectKey } from '../../lib/store/keys.ts';
 import { Table } from '../../lib/store/table.ts';
 import { claim, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';

@@ -9,7 +9,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClaimResourceHandler } from '../../functions/claim-resource.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import { LOGICAL_ID_ANNOTATION, STACK_ID_ANNOTATION } from '../../lib/domain/claim-resource.ts';
+import { LOGICAL_ID_ANNOTATION, STACK_ID_ANNOTATION } from '../../lib/domain/objects/claim-resource.ts';
 import { Table } from '../../lib/store/table.ts';
 import { API_VERSION, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 import {

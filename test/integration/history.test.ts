@@ -20,7 +20,7 @@ import { createHistoryHandler } from '../../functions/history.ts';
 import { createHttpHandler } from '../../functions/http.ts';
 import { HISTORY_FILTER_PATTERNS, matchesFilter } from '../../lib/cloud/stream-filter.ts';
 import type { Resource } from '../../lib/domain/kinds.ts';
-import { changesOf, type HistoryEvent } from '../../lib/domain/watch.ts';
+import { changesOf, type HistoryEvent } from '../../lib/domain/lists/watch.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import type { AllotStore } from '../../lib/local/store/stores.ts';
 import { HISTORY_RETENTION_MS, positionOf, resetHistories } from '../../lib/service/history/changes.ts';

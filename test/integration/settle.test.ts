@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { allocatedOutcome, waitingOutcome } from '../../lib/service/allocation/decide.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey } from '../../lib/domain/records.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey } from '../../lib/domain/objects/records.ts';
 
 import { useTestAllot } from '../helpers/allot.ts';
 import { allocatingClaim } from '../builders/records.ts';

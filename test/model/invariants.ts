@@ -4,7 +4,7 @@
  * it finds, as sentences; none is the pass. Not a test file.
  */
 import { ALLOW_BINDING_ANNOTATION } from '../../lib/domain/kinds.ts';
-import { parseRange } from '../../lib/domain/ranges.ts';
+import { parseRange } from '../../lib/domain/values/ranges.ts';
 import type { Item, Snapshot, World } from './world.ts';
 
 const keyText = (key: { pk: string; sk: string } | undefined) => (key ? `${key.pk}|${key.sk}` : '-');

@@ -6,10 +6,10 @@ import {
   allocateNext,
   type AllocationPort,
   type HeldTest,
-} from '../../lib/domain/allocate.ts';
+} from '../../lib/domain/search/allocate.ts';
 
-import type { Segment } from '../../lib/domain/candidates.ts';
-import type { ParsedValue } from '../../lib/domain/values.ts';
+import type { Segment } from '../../lib/domain/values/candidates.ts';
+import type { ParsedValue } from '../../lib/domain/values/values.ts';
 import { GROUP_BITS } from '../../lib/store/keys.ts';
 
 const seg = (first: bigint, last: bigint): Segment => ({ first, last });

@@ -12,7 +12,7 @@ import {
   spanStartOrdinal,
   subtractSegments,
   type Segment,
-} from '../../lib/domain/candidates.ts';
+} from '../../lib/domain/values/candidates.ts';
 
 const seg = (first: bigint, last: bigint): Segment => ({ first, last });
 

@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ClaimSpec, PoolRecord } from '../../lib/domain/records.ts';
-import { poolSpecChecker } from '../../lib/domain/spaces.ts';
+import type { ClaimSpec, PoolRecord } from '../../lib/domain/objects/records.ts';
+import { poolSpecChecker } from '../../lib/domain/values/spaces.ts';
 import { checkClaimAgainstPool, fitsAnyPool } from '../../lib/service/operations/claims.ts';
 import { API_VERSION } from '../helpers/allot.ts';
 

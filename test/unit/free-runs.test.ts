@@ -1,6 +1,6 @@
 /**
- * The free-run search of pools of a range of prefix lengths (lib/domain/free-runs.ts,
- * lib/domain/prefix-pools.ts), against a brute-force oracle on small pools: which candidates of a
+ * The free-run search of pools of a range of prefix lengths (lib/domain/search/free-runs.ts,
+ * lib/domain/values/prefix-pools.ts), against a brute-force oracle on small pools: which candidates of a
  * length a group's bitmap shows free, which groups a candidate covers, a prefix's run of finest slots
  * and its ancestors.
  */
@@ -11,8 +11,8 @@ import {
   groupsOfCandidate,
   lastCandidateOfGroup,
   RUN_GROUP_BITS,
-} from '../../lib/domain/free-runs.ts';
-import { ancestorsOf, finestRun, prefixValueAt } from '../../lib/domain/prefix-pools.ts';
+} from '../../lib/domain/search/free-runs.ts';
+import { ancestorsOf, finestRun, prefixValueAt } from '../../lib/domain/values/prefix-pools.ts';
 
 const GROUP = 1 << RUN_GROUP_BITS;
 

@@ -3,16 +3,16 @@ import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import type { Cause } from '../../lib/domain/errors.ts';
 import { ok, checked, causesOf } from '../helpers/results.ts';
-import type { Segment } from '../../lib/domain/candidates.ts';
-import type { ParsedValue, PoolSpace } from '../../lib/domain/values.ts';
+import type { Segment } from '../../lib/domain/values/candidates.ts';
+import type { ParsedValue, PoolSpace } from '../../lib/domain/values/values.ts';
 import {
   checkIPAddressPoolSpec,
   formatAddress,
   ipAddressValues,
   ipPrefixValues,
   type Family,
-} from '../../lib/domain/ip.ts';
-import { checkIPPrefixPoolSpec } from '../../lib/domain/prefix-pools.ts';
+} from '../../lib/domain/values/ip.ts';
+import { checkIPPrefixPoolSpec } from '../../lib/domain/values/prefix-pools.ts';
 
 function claimSegments(space: PoolSpace, within: unknown, reserved?: unknown): Segment[] {
   const result = space.claimSegments(within, reserved);

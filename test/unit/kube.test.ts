@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { applyMergePatch } from '../../lib/domain/merge-patch.ts';
+import { applyMergePatch } from '../../lib/domain/objects/merge-patch.ts';
 import { humanDuration, wantsTable } from '../../lib/http/kube/table.ts';
 import { RESOURCES } from '../../lib/domain/kinds.ts';
 import { ALL_ROUTES, KUBE_ROUTES, ROUTES, matchRoute, type Route } from '../../lib/http/routes.ts';

@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../lib/domain/names.ts';
-import { nameRole, valueNamedBy } from '../../lib/domain/name-roles.ts';
-import { valueKind } from '../../lib/domain/spaces.ts';
+import { nameRole, valueNamedBy } from '../../lib/domain/objects/name-roles.ts';
+import { valueKind } from '../../lib/domain/values/spaces.ts';
 
 const CHARSET =
   'must consist of lowercase letters, digits, "-" and ".", and start and end with a letter or digit';

@@ -1,10 +1,10 @@
 /**
- * The occupancy map's pure parts (lib/domain/occupancy.ts): spans, buckets and counting a bitmap's
+ * The occupancy map's pure parts (lib/domain/search/occupancy.ts): spans, buckets and counting a bitmap's
  * bits in a range, checked against counting bit by bit.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucketWithin, heldInRange, planBuckets, spanOf } from '../../lib/domain/occupancy.ts';
+import { bucketWithin, heldInRange, planBuckets, spanOf } from '../../lib/domain/search/occupancy.ts';
 
 const GROUP = 4096;
 

@@ -10,7 +10,13 @@ import {
   RESPONSE_EXAMPLES,
 } from '../../lib/http/openapi/openapi.ts';
 import { ROUTES, type Route } from '../../lib/http/routes.ts';
-import { NAME_PATTERN, SCHEMAS, SPEC_SCHEMAS, schemaProblems, specFields } from '../../lib/domain/schemas.ts';
+import {
+  NAME_PATTERN,
+  SCHEMAS,
+  SPEC_SCHEMAS,
+  schemaProblems,
+  specFields,
+} from '../../lib/domain/objects/schemas.ts';
 
 interface Operation {
   operationId: string;

@@ -2,8 +2,8 @@ import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import type { Cause } from '../../lib/domain/errors.ts';
 import { ok, problemOf, checked, causesOf } from '../helpers/results.ts';
-import type { Segment } from '../../lib/domain/candidates.ts';
-import type { PoolSpace } from '../../lib/domain/values.ts';
+import type { Segment } from '../../lib/domain/values/candidates.ts';
+import type { PoolSpace } from '../../lib/domain/values/values.ts';
 import {
   MAX_INDEX,
   checkIndexPoolSpec,
@@ -12,7 +12,7 @@ import {
   indexValues,
   parseIndex,
   parseRange,
-} from '../../lib/domain/ranges.ts';
+} from '../../lib/domain/values/ranges.ts';
 
 const seg = (first: bigint, last: bigint): Segment => ({ first, last });
 const index = (n: bigint | number) => ok(indexValues.parse(typeof n === 'number' ? n : n.toString()));

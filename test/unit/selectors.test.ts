@@ -9,8 +9,8 @@ import {
   labelsMatch,
   parseLabelSelector,
   type LabelSelector,
-} from '../../lib/domain/label-selector.ts';
-import { parseFieldSelector, selectionOf, selects } from '../../lib/domain/selection.ts';
+} from '../../lib/domain/lists/label-selector.ts';
+import { parseFieldSelector, selectionOf, selects } from '../../lib/domain/lists/selection.ts';
 
 const parsed = (text: string): LabelSelector => {
   const result = parseLabelSelector(text);

@@ -11,7 +11,7 @@ import {
   reclaimPolicy,
   rejectUnknownFields,
   type JsonObject,
-} from '../../lib/domain/validation.ts';
+} from '../../lib/domain/objects/validation.ts';
 
 const NAME_CHARSET =
   'must consist of lowercase letters, digits, "-" and ".", and start and end with a letter or digit';

@@ -4,8 +4,8 @@
  * same code the server reads them with (lib/domain, pure).
  */
 import type { AllocationKind } from '../../domain/kinds.ts';
-import { valueKind } from '../../domain/spaces.ts';
-import type { ParsedValue } from '../../domain/values.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
+import type { ParsedValue } from '../../domain/values/values.ts';
 
 export type ValueShape = AllocationKind | 'text';
 

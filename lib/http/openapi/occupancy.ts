@@ -1,5 +1,5 @@
 /** The OpenAPI pieces of the occupancy route (`GET …/{pool resource}/{name}/occupancy`): plain data. */
-import { DEFAULT_BUCKETS, MAX_BUCKETS } from '../../domain/occupancy.ts';
+import { DEFAULT_BUCKETS, MAX_BUCKETS } from '../../domain/search/occupancy.ts';
 
 const decimal = (description: string) => ({ type: 'string', pattern: '^[0-9]+$', description });
 

@@ -14,7 +14,7 @@ import { ERRORS, SUCCESS } from './statuses.ts';
 import { OCCUPANCY_PARAMETERS, OCCUPANCY_RESPONSE, OCCUPANCY_SCHEMAS } from './occupancy.ts';
 import { CLAIM_IN_USE_EXAMPLE, PREVIEW_PARAMETERS } from './extras.ts';
 import { EXPIRED_EXAMPLE, LIST_QUERY_PARAMETERS } from './watch.ts';
-import { SCHEMAS, type Schema } from '../../domain/schemas.ts';
+import { SCHEMAS, type Schema } from '../../domain/objects/schemas.ts';
 import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './repair.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };

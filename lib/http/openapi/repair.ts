@@ -1,7 +1,7 @@
 /** The OpenAPI schema of the repair sweep's answer (`POST /v1/namespaces/{namespace}/repair`). */
 import { REPAIR_KINDS } from '../../service/repair/state.ts';
 
-import type { Schema } from '../../domain/schemas.ts';
+import type { Schema } from '../../domain/objects/schemas.ts';
 
 const schemaRef = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 

@@ -7,9 +7,9 @@
  * recounts it and wakes the claims that wait for it, with no further call.
  */
 import { poolInfoByResource } from '../../domain/kinds.ts';
-import { sourceClaimOf } from '../../domain/carving.ts';
-import type { ClaimRecord, PoolRecord } from '../../domain/records.ts';
-import { timestamp } from '../../domain/objects.ts';
+import { sourceClaimOf } from '../../domain/values/carving.ts';
+import type { ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
+import { timestamp } from '../../domain/objects/objects.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';

@@ -11,7 +11,7 @@
  * summary read again, one more round trip; it never hands out a value outside the pool as it is, nor one
  * of a pool that is gone. It is refreshed by every read, and forgotten when the pool is not found.
  */
-import type { ClaimRecord, PoolRecord } from '../../domain/records.ts';
+import type { ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
 import type { Stored } from '../../store/items.ts';
 import { poolKeyOf } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';

@@ -5,9 +5,9 @@
  * function repairing after a crash) end with one allocation: the loser of the settle removes its own.
  */
 import { randomUUID } from 'node:crypto';
-import { ordinalOf, type Segment } from '../../domain/candidates.ts';
+import { ordinalOf, type Segment } from '../../domain/values/candidates.ts';
 import { ALLOW_BINDING_ANNOTATION, API_VERSION, poolKindInfo, type PoolKind } from '../../domain/kinds.ts';
-import { allocationRefOf, condition, spaceOf, timestamp } from '../../domain/objects.ts';
+import { allocationRefOf, condition, spaceOf, timestamp } from '../../domain/objects/objects.ts';
 import type {
   AllocationRecord,
   ClaimRecord,
@@ -15,14 +15,14 @@ import type {
   NameHoldRecord,
   QuarantineRecord,
   PoolRecord,
-} from '../../domain/records.ts';
-import { valueKind } from '../../domain/spaces.ts';
+} from '../../domain/objects/records.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
 import type { ClaimContext } from '../context.ts';
-import type { ParsedValue, PoolSpace } from '../../domain/values.ts';
+import type { ParsedValue, PoolSpace } from '../../domain/values/values.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { allocationKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Stored } from '../../store/items.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
 import { decideRanged, type RangedParts } from './prefix-search.ts';
 import { liveClaim } from '../leases/leases.ts';
 import { endQuarantine } from '../leases/quarantine.ts';

@@ -2,7 +2,7 @@
  * Names of pre-provisioned allocation objects (api.md, "Allocation objects"): any valid name is
  * accepted, and names stay unique per namespace and kind with the name as the arbiter, as in Kubernetes.
  *
- * A name has one of three roles (domain/name-roles.ts, nameRole). The deterministic name of the object's own
+ * A name has one of three roles (domain/objects/name-roles.ts, nameRole). The deterministic name of the object's own
  * value is found by its key. A name no pool gives (`lp-obj-a`) has a name item pointing at the object.
  * The deterministic name of another value (`idx-1`, value 1 of pool `idx`, for an object of pool `p1`;
  * `x-10-0-0-1`; an IPv6 name in full; a prefix name), of a pool that exists or not, gets a **name hold**:
@@ -50,13 +50,13 @@
  */
 import { AlreadyExistsError } from '../../domain/errors.ts';
 import type { AllocationKind, PoolKind, Resource } from '../../domain/kinds.ts';
-import { nameRole, type NameRole } from '../../domain/name-roles.ts';
-import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../../domain/records.ts';
-import { valueKind } from '../../domain/spaces.ts';
-import { familyOf, type ParsedValue } from '../../domain/values.ts';
-import { ipPrefixValues } from '../../domain/ip.ts';
-import { spaceOf } from '../../domain/objects.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
+import { nameRole, type NameRole } from '../../domain/objects/name-roles.ts';
+import type { AllocationRecord, ItemKey, NameHoldRecord, PoolRecord } from '../../domain/objects/records.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
+import { familyOf, type ParsedValue } from '../../domain/values/values.ts';
+import { ipPrefixValues } from '../../domain/values/ip.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
 import { allocationKey, nameKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Stored } from '../../store/items.ts';
 import { heldPrefixKey, rangedAllocationKey, type HeldPrefixRecord } from '../../store/overlaps.ts';

@@ -3,7 +3,7 @@
  * allocated): ten identical PUTs at once, a client's retry after a timeout, a GET. The request waits for
  * the allocating request's outcome, or finishes the allocation itself (service/allocation/decide.ts decides).
  */
-import type { ClaimRecord, ItemKey } from '../../domain/records.ts';
+import type { ClaimRecord, ItemKey } from '../../domain/objects/records.ts';
 import type { ClaimContext } from '../context.ts';
 import { takeOver } from './decide.ts';
 

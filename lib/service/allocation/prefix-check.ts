@@ -71,12 +71,12 @@
  * back; the model test checks, after every step, that no two kept objects overlap, and after the
  * stream drains, that no two objects do.
  */
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
-import { ipPrefixValues } from '../../domain/ip.ts';
-import { spaceOf } from '../../domain/objects.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
-import type { PoolSpace } from '../../domain/values.ts';
-import { familyOf, type ParsedValue } from '../../domain/values.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
+import { ipPrefixValues } from '../../domain/values/ip.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
+import type { PoolSpace } from '../../domain/values/values.ts';
+import { familyOf, type ParsedValue } from '../../domain/values/values.ts';
 import type { Resource } from '../../domain/kinds.ts';
 import { poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Stored } from '../../store/items.ts';

@@ -2,24 +2,24 @@
  * How a claim on an IPPrefixPool of a range of lengths gets its value, and the preview of that pool.
  * Its candidates are the aligned prefixes of the claim's length (`prefixLength`, else its `value`'s,
  * else the pool's `default`); the group summaries, bitmaps of the pool's finest slots, show which runs
- * look free (domain/free-runs.ts), and each pick is placed by W then R (prefix-check.ts). A pick that
+ * look free (domain/search/free-runs.ts), and each pick is placed by W then R (prefix-check.ts). A pick that
  * loses says what holds it, and the search skips that object's whole run, so a summary that lags
  * behind a large allocation costs one lost pick, not one per prefix inside it.
  *
  * decide.ts calls this with the pieces of a claim's decision it owns (`RangedParts`), so the two do
  * not import each other.
  */
-import { runsFrom, ordinalOf, slotAt, type Segment } from '../../domain/candidates.ts';
+import { runsFrom, ordinalOf, slotAt, type Segment } from '../../domain/values/candidates.ts';
 import {
   freeCandidatesInGroup,
   groupsOfCandidate,
   lastCandidateOfGroup,
   RUN_GROUP_BITS,
-} from '../../domain/free-runs.ts';
-import { claimSpace, finestRun, prefixValueAt } from '../../domain/prefix-pools.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
-import { ipPrefixValues } from '../../domain/ip.ts';
-import type { ParsedValue, PoolSpace } from '../../domain/values.ts';
+} from '../../domain/search/free-runs.ts';
+import { claimSpace, finestRun, prefixValueAt } from '../../domain/values/prefix-pools.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
+import { ipPrefixValues } from '../../domain/values/ip.ts';
+import type { ParsedValue, PoolSpace } from '../../domain/values/values.ts';
 import { isHeld } from '../../store/items.ts';
 import type { PoolId } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';

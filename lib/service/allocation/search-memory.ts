@@ -4,9 +4,9 @@
  * its searches because it lost a race there (contention). Each Lambda instance has its own (context.ts);
  * none of it decides anything: the conditional put does (decide.ts).
  */
-import { SUMMARY_SPAN } from '../../domain/allocate.ts';
-import { spanStartOrdinal, type Segment } from '../../domain/candidates.ts';
-import type { PoolRecord } from '../../domain/records.ts';
+import { SUMMARY_SPAN } from '../../domain/search/allocate.ts';
+import { spanStartOrdinal, type Segment } from '../../domain/values/candidates.ts';
+import type { PoolRecord } from '../../domain/objects/records.ts';
 import type { ClaimContext } from '../context.ts';
 
 /**

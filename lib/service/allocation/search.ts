@@ -4,13 +4,13 @@
  * (search-memory.ts remembers which). The domain's allocateNext walks the candidates; the store answers
  * through its port; the conditional put (decide.ts) decides every race.
  */
-import { allocateNext, type AllocationPort } from '../../domain/allocate.ts';
-import { runsFrom, type Segment } from '../../domain/candidates.ts';
+import { allocateNext, type AllocationPort } from '../../domain/search/allocate.ts';
+import { runsFrom, type Segment } from '../../domain/values/candidates.ts';
 import { poolKindInfo } from '../../domain/kinds.ts';
-import { spaceOf } from '../../domain/objects.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
-import type { ClaimRecord, PoolRecord } from '../../domain/records.ts';
-import { familyOf, type PoolSpace } from '../../domain/values.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
+import type { ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
+import { familyOf, type PoolSpace } from '../../domain/values/values.ts';
 import { isHeld } from '../../store/items.ts';
 import { GROUP_BITS, type GroupRef, type PoolId } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';

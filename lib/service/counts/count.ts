@@ -3,8 +3,8 @@
  * recount's reading, and the repair sweep's, which compares it with the pool's counts.
  */
 import type { ClaimContext } from '../context.ts';
-import { ordinalOf } from '../../domain/candidates.ts';
-import { familyOf, type PoolSpace } from '../../domain/values.ts';
+import { ordinalOf } from '../../domain/values/candidates.ts';
+import { familyOf, type PoolSpace } from '../../domain/values/values.ts';
 import { GROUP_BITS, type PoolId } from '../../store/keys.ts';
 import { countedIn } from './runs.ts';
 

@@ -23,17 +23,17 @@
  * A slot is free, held by an allocation object, or held by a name hold (service/allocation/name-holds.ts): a second
  * bitmap marks the holds, so a name-held value is not free (claims skip it, as they read the first
  * bitmap only) but is no allocation object of the pool (`allocated` leaves it out). A quarantine (a freed
- * value held back, domain/records.ts) is such a hold, marked in a third bitmap and counted apart
+ * value held back, domain/objects/records.ts) is such a hold, marked in a third bitmap and counted apart
  * (`quarantined`). In a pool of a range of prefix lengths a hold is a member whose run is held and
  * name-held (service/counts/runs.ts); such pools have no quarantine.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { runsFrom } from '../../domain/candidates.ts';
+import { runsFrom } from '../../domain/values/candidates.ts';
 import type { ClaimContext } from '../context.ts';
-import { spaceOf, timestamp } from '../../domain/objects.ts';
-import type { PoolCounts, PoolRecord } from '../../domain/records.ts';
+import { spaceOf, timestamp } from '../../domain/objects/objects.ts';
+import type { PoolCounts, PoolRecord } from '../../domain/objects/records.ts';
 
-import { familyOf, type PoolSpace } from '../../domain/values.ts';
+import { familyOf, type PoolSpace } from '../../domain/values/values.ts';
 import { GROUP_BITS, poolKeyOf, type GroupRef, type PoolId } from '../../store/keys.ts';
 import { isHeld, setHeld, type GroupSummary, type MarkerEntry, type Stored } from '../../store/items.ts';
 import { MARKERS_PER_WRITE } from '../../store/summaries.ts';

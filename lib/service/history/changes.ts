@@ -2,7 +2,7 @@
  * The history a watch reads (api.md, "Routes", watch), kept by the history function: a second reader
  * of the table's stream (functions/history.ts), apart from the stream function. Per namespace and
  * resource (a collection), entries numbered 1, 2, 3, … each hold the watch events of one batch's records
- * of that collection (lib/domain/watch.ts); a resourceVersion is a position in that sequence, the
+ * of that collection (lib/domain/lists/watch.ts); a resourceVersion is a position in that sequence, the
  * entry's number × 1000 + the event's place in it (1 … 999), and a list's is the position after an entry.
  *
  * Why a watcher misses nothing and sees each change once, in order per object:
@@ -46,7 +46,7 @@
  *    over.
  */
 import type { Resource } from '../../domain/kinds.ts';
-import { changesOf, type HistoryEvent } from '../../domain/watch.ts';
+import { changesOf, type HistoryEvent } from '../../domain/lists/watch.ts';
 import type { HistoryEntry } from '../../store/history.ts';
 import type { Table } from '../../store/table.ts';
 

@@ -7,8 +7,8 @@
  * the REMOVE is a release like any other (the stream applies the reclaim policy), and its event is
  * `Claim Expired` (domain/events.ts tells it from the lease's end and the record's time).
  */
-import { leaseEnd, leaseExpired } from '../../domain/leases.ts';
-import type { ClaimRecord, ItemKey, QuarantineRecord } from '../../domain/records.ts';
+import { leaseEnd, leaseExpired } from '../../domain/objects/leases.ts';
+import type { ClaimRecord, ItemKey, QuarantineRecord } from '../../domain/objects/records.ts';
 import type { Stored } from '../../store/items.ts';
 import { LIST_SHARDS } from '../../store/keys.ts';
 import { nowMs, nowText, type ClaimContext } from '../context.ts';

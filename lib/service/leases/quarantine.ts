@@ -12,8 +12,13 @@
  * minutes; its REMOVE frees the bit and wakes waiting claims, as an object's does.
  */
 import type { AllocationKind } from '../../domain/kinds.ts';
-import { leaseEnd } from '../../domain/leases.ts';
-import type { AllocationRecord, ItemKey, PoolRecord, QuarantineRecord } from '../../domain/records.ts';
+import { leaseEnd } from '../../domain/objects/leases.ts';
+import type {
+  AllocationRecord,
+  ItemKey,
+  PoolRecord,
+  QuarantineRecord,
+} from '../../domain/objects/records.ts';
 import { nowMs, nowText, type ClaimContext } from '../context.ts';
 
 /** How long the pool holds a freed value back: 0 for none (a Retain pool keeps its objects anyway). */

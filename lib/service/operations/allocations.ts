@@ -5,16 +5,16 @@
 import { AlreadyExistsError, InvalidError } from '../../domain/errors.ts';
 import { API_VERSION, type PoolKindInfo } from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
-import { nameRole, valueNamedBy } from '../../domain/name-roles.ts';
-import { allocationObject, spaceOf } from '../../domain/objects.ts';
+import { nameRole, valueNamedBy } from '../../domain/objects/name-roles.ts';
+import { allocationObject, spaceOf } from '../../domain/objects/objects.ts';
 import {
   sameData,
   type AllocationRecord,
   type ItemKey,
   type NameHoldRecord,
   type QuarantineRecord,
-} from '../../domain/records.ts';
-import { valueKind } from '../../domain/spaces.ts';
+} from '../../domain/objects/records.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
 
 import {
   Causes,
@@ -26,15 +26,15 @@ import {
   specFields,
   fieldsOf,
   type JsonObject,
-} from '../../domain/validation.ts';
-import type { ParsedValue } from '../../domain/values.ts';
+} from '../../domain/objects/validation.ts';
+import type { ParsedValue } from '../../domain/values/values.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import { allocationKey, nameKey } from '../../store/keys.ts';
 import { type Stored } from '../../store/items.ts';
 import { type ClaimContext } from '../context.ts';
 import { RepairStore } from '../../store/repairs.ts';
 import { confirmHold, holdKeyOf, newHold, placeHold, releaseName } from '../allocation/name-holds.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
 import { rangedAllocationKey } from '../../store/overlaps.ts';
 import { layoutOf, placeChecked } from '../allocation/prefix-check.ts';
 import {

@@ -4,7 +4,7 @@
  */
 import { AlreadyExistsError, ClaimInUseError } from '../../domain/errors.ts';
 import { API_VERSION, poolInfoByResource, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
-import { claimObject, condition, spaceOf, timestamp } from '../../domain/objects.ts';
+import { claimObject, condition, spaceOf, timestamp } from '../../domain/objects/objects.ts';
 import {
   sameData,
   type ClaimRecord,
@@ -12,12 +12,12 @@ import {
   type ClaimStubRecord,
   type ItemKey,
   type PoolRecord,
-} from '../../domain/records.ts';
-import { valueKind } from '../../domain/spaces.ts';
-import { parseRange } from '../../domain/ranges.ts';
-import { parsePrefix } from '../../domain/ip.ts';
-import { claimSpace } from '../../domain/prefix-pools.ts';
-import { LEASE_SECONDS_MAX, LEASE_SECONDS_MIN } from '../../domain/schemas.ts';
+} from '../../domain/objects/records.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
+import { parseRange } from '../../domain/values/ranges.ts';
+import { parsePrefix } from '../../domain/values/ip.ts';
+import { claimSpace } from '../../domain/values/prefix-pools.ts';
+import { LEASE_SECONDS_MAX, LEASE_SECONDS_MIN } from '../../domain/objects/schemas.ts';
 import { expireClaim, expiredNow, leaseFrom, liveClaim } from '../leases/leases.ts';
 
 import {
@@ -31,7 +31,7 @@ import {
   RESERVED_MAX,
   WITHIN_MAX,
   type JsonObject,
-} from '../../domain/validation.ts';
+} from '../../domain/objects/validation.ts';
 import {
   decide,
   HANDLER_DEADLINE_MS,

@@ -13,10 +13,10 @@ import {
 } from '../../domain/kinds.ts';
 import { ALLOCATION_NAME_MAX, nameProblem } from '../../domain/names.ts';
 import { liveClaim } from '../leases/leases.ts';
-import { claimObject, poolObject, type ApiObject, timestamp } from '../../domain/objects.ts';
-import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import { claimObject, poolObject, type ApiObject, timestamp } from '../../domain/objects/objects.ts';
+import type { ClaimRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
 
-import { isObject, type JsonObject, type Metadata } from '../../domain/validation.ts';
+import { isObject, type JsonObject, type Metadata } from '../../domain/objects/validation.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
 import { allocationOutcome, midAllocation } from '../allocation/outcome.ts';

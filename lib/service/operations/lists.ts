@@ -1,6 +1,6 @@
 /**
  * Lists (api.md, "Routes"): a namespace's collection page by page, or every namespace's, with
- * Kubernetes' `labelSelector` and `fieldSelector` (lib/domain/selection.ts) and a `resourceVersion`
+ * Kubernetes' `labelSelector` and `fieldSelector` (lib/domain/lists/selection.ts) and a `resourceVersion`
  * from the collection's history (service/history/changes.ts) that a watch starts from.
  *
  * What a selected list reads: a selector on `metadata.name` is one read by key; `spec.poolRef.name=` of
@@ -12,10 +12,10 @@
 import { BadRequestError } from '../../domain/errors.ts';
 import { isAllocationResource, poolInfoByAllocationResource, type Resource } from '../../domain/kinds.ts';
 import { nameProblem } from '../../domain/names.ts';
-import { leaseExpired } from '../../domain/leases.ts';
+import { leaseExpired } from '../../domain/objects/leases.ts';
 import { liveClaim } from '../leases/leases.ts';
-import { allocationObject, claimObject, poolObject, type ApiObject } from '../../domain/objects.ts';
-import type { AllocationRecord, ClaimRecord, PoolRecord } from '../../domain/records.ts';
+import { allocationObject, claimObject, poolObject, type ApiObject } from '../../domain/objects/objects.ts';
+import type { AllocationRecord, ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
 import {
   requiredField,
   selectionOf,
@@ -23,7 +23,7 @@ import {
   selectsAll,
   type SelectableRecord,
   type Selection,
-} from '../../domain/selection.ts';
+} from '../../domain/lists/selection.ts';
 import { decodeContinue, encodeContinue, objectKey, type ContinueToken } from '../../store/keys.ts';
 import { RepairStore } from '../../store/repairs.ts';
 import { nowMs, type ClaimContext } from '../context.ts';

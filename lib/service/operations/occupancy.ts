@@ -10,10 +10,10 @@
  *   2 × SAMPLE bitmaps); a bucket that lists more is estimated from those (`approximate`).
  * Like a claim's read of a summary, the counts are as fresh as the stream function has made them.
  */
-import type { Segment } from '../../domain/candidates.ts';
+import type { Segment } from '../../domain/values/candidates.ts';
 import { BadRequestError } from '../../domain/errors.ts';
 import { API_VERSION, type PoolKindInfo } from '../../domain/kinds.ts';
-import { spaceOf } from '../../domain/objects.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
 import {
   bucketWithin,
   DEFAULT_BUCKETS,
@@ -24,7 +24,7 @@ import {
   spanOf,
   type Bucket,
   type OccupancySpan,
-} from '../../domain/occupancy.ts';
+} from '../../domain/search/occupancy.ts';
 import { GROUP_BITS, type GroupRef, type PoolId } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';
 import { namespaceOf, notFound, pathName, poolOf, type OperationRequest, type Reply } from './common.ts';

@@ -7,9 +7,9 @@
  */
 import { AlreadyExistsError, BadRequestError } from '../../domain/errors.ts';
 import { kindOfResource, type Resource } from '../../domain/kinds.ts';
-import { applyMergePatch } from '../../domain/merge-patch.ts';
-import type { ApiObject } from '../../domain/objects.ts';
-import { isObject } from '../../domain/validation.ts';
+import { applyMergePatch } from '../../domain/objects/merge-patch.ts';
+import type { ApiObject } from '../../domain/objects/objects.ts';
+import { isObject } from '../../domain/objects/validation.ts';
 import { ChangedSinceRead, type Operation } from './common.ts';
 
 /**

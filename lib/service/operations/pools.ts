@@ -3,12 +3,17 @@
  * and delete (409 PoolInUse while allocation objects exist, unless ?cascade=true).
  */
 import { AlreadyExistsError, InvalidError, PoolInUseError } from '../../domain/errors.ts';
-import { sourceClaimOf } from '../../domain/carving.ts';
+import { sourceClaimOf } from '../../domain/values/carving.ts';
 import { prefixesOfClaim, readSourceClaim } from '../allocation/carving.ts';
 import { type PoolKindInfo } from '../../domain/kinds.ts';
-import { poolObject } from '../../domain/objects.ts';
-import { sameData, type AllocationRecord, type ItemKey, type PoolRecord } from '../../domain/records.ts';
-import { poolSpecChecker } from '../../domain/spaces.ts';
+import { poolObject } from '../../domain/objects/objects.ts';
+import {
+  sameData,
+  type AllocationRecord,
+  type ItemKey,
+  type PoolRecord,
+} from '../../domain/objects/records.ts';
+import { poolSpecChecker } from '../../domain/values/spaces.ts';
 
 import {
   Causes,
@@ -19,7 +24,7 @@ import {
   rejectUnknownFields,
   specFields,
   type JsonObject,
-} from '../../domain/validation.ts';
+} from '../../domain/objects/validation.ts';
 import { ConditionFailedError } from '../../store/client.ts';
 import type { Stored } from '../../store/items.ts';
 import { objectKey } from '../../store/keys.ts';

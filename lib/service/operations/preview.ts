@@ -4,15 +4,15 @@
  * skipping what the stream function's summaries show held and confirming each pick against the
  * allocation objects of its block (the summaries may lag). Nothing is written and nothing held.
  */
-import { SUMMARY_SPAN, BLOCK_SIZE } from '../../domain/allocate.ts';
-import { runsFrom, type Segment } from '../../domain/candidates.ts';
+import { SUMMARY_SPAN, BLOCK_SIZE } from '../../domain/search/allocate.ts';
+import { runsFrom, type Segment } from '../../domain/values/candidates.ts';
 import { BadRequestError, InvalidError } from '../../domain/errors.ts';
 import { poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
-import { spaceOf } from '../../domain/objects.ts';
-import { claimSpace, isRanged } from '../../domain/prefix-pools.ts';
-import type { PoolRecord } from '../../domain/records.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
+import { claimSpace, isRanged } from '../../domain/values/prefix-pools.ts';
+import type { PoolRecord } from '../../domain/objects/records.ts';
 import type { Cause } from '../../domain/errors.ts';
-import { familyOf, type PoolSpace } from '../../domain/values.ts';
+import { familyOf, type PoolSpace } from '../../domain/values/values.ts';
 import { GROUP_BITS, objectKey, type PoolId } from '../../store/keys.ts';
 import { isHeld } from '../../store/items.ts';
 import type { ClaimContext } from '../context.ts';

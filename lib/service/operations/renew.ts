@@ -1,8 +1,8 @@
 /** `POST …/claims/{name}/renew` (api.md, "Claim"): a lease starts again from now (service/leases/leases.ts). */
 import { ConflictError } from '../../domain/errors.ts';
-import { leaseEnd } from '../../domain/leases.ts';
-import { claimObject } from '../../domain/objects.ts';
-import type { ClaimRecord } from '../../domain/records.ts';
+import { leaseEnd } from '../../domain/objects/leases.ts';
+import { claimObject } from '../../domain/objects/objects.ts';
+import type { ClaimRecord } from '../../domain/objects/records.ts';
 import { objectKey } from '../../store/keys.ts';
 import { nowMs, nowText, type ClaimContext } from '../context.ts';
 import { liveClaim } from '../leases/leases.ts';

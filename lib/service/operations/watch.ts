@@ -17,9 +17,9 @@ import {
   poolInfoByAllocationResource,
   type Resource,
 } from '../../domain/kinds.ts';
-import type { ApiObject } from '../../domain/objects.ts';
-import type { PoolRecord } from '../../domain/records.ts';
-import { eventFor, withValidity, type WatchEventType } from '../../domain/watch.ts';
+import type { ApiObject } from '../../domain/objects/objects.ts';
+import type { PoolRecord } from '../../domain/objects/records.ts';
+import { eventFor, withValidity, type WatchEventType } from '../../domain/lists/watch.ts';
 import type { HistoryEntry } from '../../store/history.ts';
 import type { ClaimContext } from '../context.ts';
 import {

@@ -3,7 +3,12 @@
  * claims holding an object that is gone, claims waiting for the wrong reason, claims whose lease ended,
  * and stubs whose offers can no longer be taken.
  */
-import type { AllocationRecord, ClaimRecord, ClaimStubRecord, ItemKey } from '../../domain/records.ts';
+import type {
+  AllocationRecord,
+  ClaimRecord,
+  ClaimStubRecord,
+  ItemKey,
+} from '../../domain/objects/records.ts';
 import type { Stored } from '../../store/items.ts';
 import { LIST_SHARDS } from '../../store/keys.ts';
 import { poolIdOf, poolRefValid, readPool, reconcileClaim } from '../allocation/decide.ts';

@@ -3,13 +3,13 @@
  * its summary bit, each listed group's bits against the objects, the counts against the summaries, and
  * the claims that wait for the pool against what is free.
  */
-import { countCandidates, ordinalOf } from '../../domain/candidates.ts';
+import { countCandidates, ordinalOf } from '../../domain/values/candidates.ts';
 import { poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
-import { spaceOf, timestamp } from '../../domain/objects.ts';
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
-import { valueKind } from '../../domain/spaces.ts';
-import { familyOf, type PoolSpace } from '../../domain/values.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
+import { spaceOf, timestamp } from '../../domain/objects/objects.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
+import { familyOf, type PoolSpace } from '../../domain/values/values.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
 import { isHeld, setHeld, type Stored } from '../../store/items.ts';
 import {
   allocationKey,

@@ -19,18 +19,18 @@
  * the summary's version, as the pool-of-one-length fixes do; the counts are then recounted by
  * checkCounts, which reads members (counts/count.ts countSummaries).
  */
-import { countCandidates, ordinalOf } from '../../domain/candidates.ts';
-import { claimSpace, prefixValueAt } from '../../domain/prefix-pools.ts';
-import { ipPrefixValues } from '../../domain/ip.ts';
-import { spaceOf } from '../../domain/objects.ts';
+import { countCandidates, ordinalOf } from '../../domain/values/candidates.ts';
+import { claimSpace, prefixValueAt } from '../../domain/values/prefix-pools.ts';
+import { ipPrefixValues } from '../../domain/values/ip.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
 import type {
   AllocationRecord,
   ClaimRecord,
   ItemKey,
   NameHoldRecord,
   PoolRecord,
-} from '../../domain/records.ts';
-import type { ParsedValue, PoolSpace } from '../../domain/values.ts';
+} from '../../domain/objects/records.ts';
+import type { ParsedValue, PoolSpace } from '../../domain/values/values.ts';
 import type { GroupSummary, Stored } from '../../store/items.ts';
 import { allocationKey, type GroupRef } from '../../store/keys.ts';
 import { rangedAllocationKey } from '../../store/overlaps.ts';

@@ -2,7 +2,7 @@
  * What one run of the repair sweep (service/repair/sweep.ts) carries, shared by its pool and claim checks: the
  * kinds of fix, the run's counts and budget, and the claims it has read.
  */
-import type { ClaimRecord, ClaimStubRecord, ItemKey } from '../../domain/records.ts';
+import type { ClaimRecord, ClaimStubRecord, ItemKey } from '../../domain/objects/records.ts';
 import type { Stored } from '../../store/items.ts';
 import { objectKey } from '../../store/keys.ts';
 import type { RepairStore } from '../../store/repairs.ts';

@@ -37,7 +37,7 @@
  * `budget` requests; a sweep cut short keeps a cursor in the table, and the next run goes on from there.
  */
 import { POOL_KINDS, type PoolKindInfo } from '../../domain/kinds.ts';
-import type { NameHoldRecord, PoolRecord } from '../../domain/records.ts';
+import type { NameHoldRecord, PoolRecord } from '../../domain/objects/records.ts';
 import { LIST_SHARDS, objectKey } from '../../store/keys.ts';
 import { RepairStore } from '../../store/repairs.ts';
 import type { ClaimContext } from '../context.ts';

@@ -3,7 +3,7 @@
  * a range of prefix lengths): the group summaries it read, what objects it saw, and the small steps both
  * kinds of check share.
  */
-import type { AllocationRecord, PoolRecord } from '../../domain/records.ts';
+import type { AllocationRecord, PoolRecord } from '../../domain/objects/records.ts';
 import type { GroupSummary, Stored } from '../../store/items.ts';
 import { GROUP_BITS, type GroupRef, type PoolId } from '../../store/keys.ts';
 import { spend, type Sweep } from './state.ts';

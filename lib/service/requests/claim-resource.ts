@@ -24,12 +24,12 @@ import {
   CLAIM_RESOURCE_TYPE,
   LOGICAL_ID_ANNOTATION,
   STACK_ID_ANNOTATION,
-} from '../../domain/claim-resource.ts';
+} from '../../domain/objects/claim-resource.ts';
 import { AlreadyExistsError, NotFoundError, toAllotError } from '../../domain/errors.ts';
 import { nameProblem } from '../../domain/names.ts';
-import { claimObject, type ApiObject } from '../../domain/objects.ts';
-import type { ClaimRecord } from '../../domain/records.ts';
-import { isObject, type JsonObject } from '../../domain/validation.ts';
+import { claimObject, type ApiObject } from '../../domain/objects/objects.ts';
+import type { ClaimRecord } from '../../domain/objects/records.ts';
+import { isObject, type JsonObject } from '../../domain/objects/validation.ts';
 import { type ClaimContext } from '../context.ts';
 import { ChangedSinceRead, type OperationRequest } from '../operations/common.ts';
 import { claimKeyOf, createClaim, deleteClaim, replaceClaim } from '../operations/claims.ts';

@@ -7,7 +7,7 @@
  */
 import { BadRequestError, toAllotError, type Status } from '../../domain/errors.ts';
 import { CLAIM_REQUESTED, RELEASE_REQUESTED } from '../../domain/events.ts';
-import { isObject } from '../../domain/validation.ts';
+import { isObject } from '../../domain/objects/validation.ts';
 import { type ClaimContext } from '../context.ts';
 import type { Operation } from '../operations/common.ts';
 

@@ -28,10 +28,10 @@ import type {
   NameHoldRecord,
   PoolRecord,
   QuarantineRecord,
-} from '../../domain/records.ts';
+} from '../../domain/objects/records.ts';
 import type { AllocationKind } from '../../domain/kinds.ts';
-import { valueKind } from '../../domain/spaces.ts';
-import { timestamp } from '../../domain/objects.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
+import { timestamp } from '../../domain/objects/objects.ts';
 import { poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Stored } from '../../store/items.ts';
 import { allocatedOutcome, bindable, reconcileClaim, settle } from '../allocation/decide.ts';

@@ -43,7 +43,7 @@ import { summaryOf, type GroupSummary } from '../../store/items.ts';
 import { groupKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import { itemKeyText } from '../../store/table.ts';
 import { trackWrites } from '../../store/client.ts';
-import type { ClaimRecord, PoolRecord } from '../../domain/records.ts';
+import type { ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
 import { refreshPool } from './reconcile.ts';
 import { groupsOfChanges, refId, type SlotChange } from '../counts/tally.ts';
 import { allocationRecords } from './allocations.ts';

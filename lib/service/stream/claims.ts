@@ -23,7 +23,7 @@
  * above: the stub written over, a settle that newly bound it, a value that moved. What the latest image
  * says of a claim that holds its object (its handler settled it) needs no read at all.
  */
-import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
 import { poolKeyOf } from '../../store/keys.ts';
 import { poolIdOf, reconcileClaim } from '../allocation/decide.ts';
 import { claimValueChanged } from '../allocation/carving.ts';

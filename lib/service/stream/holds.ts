@@ -6,11 +6,11 @@
  * mark (service/allocation/prefix-check.ts) with it. Reads: the key (consistently) and, for a prefix's hold, its pool.
  * Every life's work is done (a REMOVE's depends on the old image: the mark it must take away).
  */
-import type { AllocationRecord, NameHoldRecord, PoolRecord } from '../../domain/records.ts';
-import { valueKind } from '../../domain/spaces.ts';
-import { spaceOf } from '../../domain/objects.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
-import type { PoolSpace } from '../../domain/values.ts';
+import type { AllocationRecord, NameHoldRecord, PoolRecord } from '../../domain/objects/records.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
+import type { PoolSpace } from '../../domain/values/values.ts';
 import { heldPrefixKey } from '../../store/overlaps.ts';
 import { poolKeyOf, type PoolId } from '../../store/keys.ts';
 import { judgeHold } from '../allocation/name-holds.ts';

@@ -12,7 +12,7 @@
  * the batch's consistent read), and every write is conditional on what it assumes, except the ones that
  * cannot be wrong whenever they land (an offer is a hint).
  */
-import type { ItemKey } from '../../domain/records.ts';
+import type { ItemKey } from '../../domain/objects/records.ts';
 import type { ClaimContext } from '../context.ts';
 import type { PoolId } from '../../store/keys.ts';
 import type { SlotChange } from '../counts/tally.ts';

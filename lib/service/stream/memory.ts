@@ -16,7 +16,7 @@
  * instance starts with none) is read, as before. Records only ever add to it, so a duplicate, a replay or
  * a record out of order cannot make it say anything untrue.
  */
-import type { ItemKey } from '../../domain/records.ts';
+import type { ItemKey } from '../../domain/objects/records.ts';
 import { itemKeyText } from '../../store/table.ts';
 
 /** Claims remembered removed, newest kept: about 100 bytes each, so a few MB at most. */

@@ -12,10 +12,10 @@
  * The pool's counts are read afresh when they are written (Touched.changedPool), not from the batch's read.
  */
 import { poolKindInfo } from '../../domain/kinds.ts';
-import type { NameHoldRecord, PoolRecord } from '../../domain/records.ts';
-import { spaceOf } from '../../domain/objects.ts';
-import { isRanged } from '../../domain/prefix-pools.ts';
-import { familyOf } from '../../domain/values.ts';
+import type { NameHoldRecord, PoolRecord } from '../../domain/objects/records.ts';
+import { spaceOf } from '../../domain/objects/objects.ts';
+import { isRanged } from '../../domain/values/prefix-pools.ts';
+import { familyOf } from '../../domain/values/values.ts';
 import type { PoolId } from '../../store/keys.ts';
 import { refreshCarved } from '../allocation/carving.ts';
 import type { Batch, RecordKind, Touched } from './kinds.ts';

@@ -4,7 +4,7 @@
  * object's REMOVE did not already count (the work on that REMOVE put it); its REMOVE frees the slot, and
  * the counts' `freed` wakes the pool's waiting claims (reconcile.ts). Reads: the key, consistently.
  */
-import type { QuarantineRecord } from '../../domain/records.ts';
+import type { QuarantineRecord } from '../../domain/objects/records.ts';
 import { slotChanges } from './allocations.ts';
 import { poolOfHold } from './holds.ts';
 import type { RecordKind } from './kinds.ts';

@@ -14,7 +14,7 @@
  * no read of it any more: `get` leaves it out and `current` reads again. (A later life of an item, or
  * another item's work, must not decide on what the batch itself has changed.)
  */
-import type { ItemKey } from '../../domain/records.ts';
+import type { ItemKey } from '../../domain/objects/records.ts';
 import type { Stored } from '../../store/items.ts';
 import { itemKeyText, type Table } from '../../store/table.ts';
 

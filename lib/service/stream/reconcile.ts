@@ -40,7 +40,7 @@
  */
 import { reconcileClaim } from '../allocation/decide.ts';
 import { poolKindInfo, type PoolKind } from '../../domain/kinds.ts';
-import type { AllocationRecord, ItemKey, PoolRecord } from '../../domain/records.ts';
+import type { AllocationRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
 import { tallyPool, type Known, type SlotChange } from '../counts/tally.ts';
 import { objectKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';

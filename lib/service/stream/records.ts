@@ -10,7 +10,7 @@
  * on the new one. Within a life only where it ended up matters, but for the transitions the record kinds
  * name themselves (lib/service/stream/kinds.ts).
  */
-import type { ItemKey } from '../../domain/records.ts';
+import type { ItemKey } from '../../domain/objects/records.ts';
 import { itemKeyText } from '../../store/table.ts';
 
 export interface ChangeRecord {

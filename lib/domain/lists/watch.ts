@@ -7,10 +7,16 @@
  * its stub, a hold that replaced an allocation object) is an ADDED or a DELETED. A write that changes
  * nothing a client reads (a claim's offers, a pool's search hints) is no event at all.
  */
-import { poolInfoByAllocationKind, poolKindInfo, type Resource } from './kinds.ts';
-import { allocationObject, claimObject, poolObject, validCondition, type ApiObject } from './objects.ts';
-import type { AllocationRecord, ClaimRecord, PoolRecord } from './records.ts';
-import { sameData } from './records.ts';
+import { poolInfoByAllocationKind, poolKindInfo, type Resource } from '../kinds.ts';
+import {
+  allocationObject,
+  claimObject,
+  poolObject,
+  validCondition,
+  type ApiObject,
+} from '../objects/objects.ts';
+import type { AllocationRecord, ClaimRecord, PoolRecord } from '../objects/records.ts';
+import { sameData } from '../objects/records.ts';
 import { selects, type Selection } from './selection.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';

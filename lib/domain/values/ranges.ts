@@ -1,5 +1,5 @@
 /** IndexPool: integer ranges, Index values, and their names (api.md, "Pools"). */
-import type { Cause } from './errors.ts';
+import type { Cause } from '../errors.ts';
 import { countCandidates, intersectSegments, overlaps, type Segment } from './candidates.ts';
 import {
   parsed,

@@ -4,9 +4,9 @@
  * namespace), which the store keeps on the pool record as `carved` once the claim holds one (the stream
  * function and the pool's creation write it; service/allocation/carving.ts). Until then the pool has no candidates.
  */
-import type { Cause } from './errors.ts';
-import type { PoolKind } from './kinds.ts';
-import { nameProblem } from './names.ts';
+import type { Cause } from '../errors.ts';
+import type { PoolKind } from '../kinds.ts';
+import { nameProblem } from '../names.ts';
 import type { CheckedPoolSpec, PoolSpace, PoolSpecChecker } from './values.ts';
 
 /** The claim a carved pool's prefixes come from, or undefined for a pool with its own prefixes. */

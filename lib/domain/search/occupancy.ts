@@ -4,11 +4,11 @@
  * Pure: the service reads the bitmaps, this says which to read and counts them. Nothing here walks the
  * span value by value, so a 2^32 index pool or a /48 costs what a /24 costs.
  */
-import { formatRange, parseRange } from './ranges.ts';
-import { familyBits, formatPrefix, parsePrefix, prefixRange, type Prefix } from './ip.ts';
-import type { Segment } from './candidates.ts';
-import type { PoolKind } from './kinds.ts';
-import type { PoolSpace } from './values.ts';
+import { formatRange, parseRange } from '../values/ranges.ts';
+import { familyBits, formatPrefix, parsePrefix, prefixRange, type Prefix } from '../values/ip.ts';
+import type { Segment } from '../values/candidates.ts';
+import type { PoolKind } from '../kinds.ts';
+import type { PoolSpace } from '../values/values.ts';
 
 export const DEFAULT_BUCKETS = 256;
 export const MAX_BUCKETS = 4096;

@@ -4,7 +4,7 @@
  * (pkg/fields/selector.go: comma-separated `field=value`, `field==value`, `field!=value`, values escaped
  * with `\`), and matched against stored records. Pure.
  */
-import { poolInfoByAllocationResource, type Resource } from './kinds.ts';
+import { poolInfoByAllocationResource, type Resource } from '../kinds.ts';
 import { parseLabelSelector, labelsMatch, type LabelSelector, type Parsed } from './label-selector.ts';
 
 export interface FieldRequirement {

@@ -4,8 +4,8 @@
  * the OpenAPI document (openapi.ts). What a schema cannot say (a range's bounds, overlaps, address
  * families) is checked by ranges.ts and ip.ts and described here in words. Plain data, pure.
  */
-import { API_VERSION, type ObjectKind } from './kinds.ts';
-import type { StatusReason } from './errors.ts';
+import { API_VERSION, type ObjectKind } from '../kinds.ts';
+import type { StatusReason } from '../errors.ts';
 
 export interface Schema {
   type?: 'object' | 'string' | 'integer' | 'boolean' | 'array';

@@ -2,7 +2,7 @@
  * What Allot stores: one record type per object kind, as table.ts writes it. Plain data, no AWS.
  * The API shape (api.md) is made from these in objects.ts.
  */
-import type { AllocationKind, PoolKind } from './kinds.ts';
+import type { AllocationKind, PoolKind } from '../kinds.ts';
 import type { Metadata, ObjectRef, OwnerRef } from './validation.ts';
 
 export interface ItemKey {
@@ -74,7 +74,7 @@ export interface ClaimSpec {
   prefixLength?: number;
   reserved?: string[];
   owner?: OwnerRef;
-  /** A lease: the claim ends this many seconds after it was made or last renewed (domain/leases.ts). */
+  /** A lease: the claim ends this many seconds after it was made or last renewed (domain/objects/leases.ts). */
   leaseSeconds?: number;
 }
 

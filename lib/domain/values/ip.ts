@@ -10,7 +10,7 @@
  * hex IPv4 octets (`010.0.0.1`, `0x1.2.3.4`), 5-digit IPv6 groups and zone ids, and reads `::1.2.3.4`
  * as `::ffff:1.2.3.4`; the contract rejects the first three and RFC 4291 says the last is `::102:304`.
  */
-import type { Cause } from './errors.ts';
+import type { Cause } from '../errors.ts';
 import {
   countCandidates,
   intersectSegments,

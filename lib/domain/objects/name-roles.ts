@@ -1,12 +1,12 @@
 /**
  * What an allocation object's name stands for (api.md, "Allocation objects": the name is the arbiter).
- * Apart from domain/names.ts, which domain/spaces.ts reaches (through domain/carving.ts): these read
+ * Apart from domain/names.ts, which domain/values/spaces.ts reaches (through domain/values/carving.ts): these read
  * values, so they import spaces.ts.
  */
-import type { AllocationKind } from './kinds.ts';
-import { nameProblem } from './names.ts';
-import { valueKind } from './spaces.ts';
-import type { ParsedValue } from './values.ts';
+import type { AllocationKind } from '../kinds.ts';
+import { nameProblem } from '../names.ts';
+import { valueKind } from '../values/spaces.ts';
+import type { ParsedValue } from '../values/values.ts';
 
 /**
  * The pool and value a name stands for by its form alone (`idx-1`: value 1 of pool `idx`), when its pool

@@ -1,5 +1,5 @@
 /** Pool kind → how its spec is checked and how its values are read: the engine's one lookup. */
-import type { PoolKind, AllocationKind } from './kinds.ts';
+import type { PoolKind, AllocationKind } from '../kinds.ts';
 import { checkIndexPoolSpec, indexValues } from './ranges.ts';
 import { checkIPAddressPoolSpec, ipAddressValues, ipPrefixValues } from './ip.ts';
 import { checkIPPrefixPoolSpec } from './prefix-pools.ts';

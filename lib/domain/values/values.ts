@@ -2,8 +2,8 @@
  * Values and pool spaces, one implementation per pool kind behind one interface, so the allocation
  * engine never asks which kind it serves. Pure: no AWS, no I/O.
  */
-import type { Cause } from './errors.ts';
-import type { AllocationKind, PoolKind } from './kinds.ts';
+import type { Cause } from '../errors.ts';
+import type { AllocationKind, PoolKind } from '../kinds.ts';
 import type { Segment } from './candidates.ts';
 
 /** A value of an allocation kind, parsed and canonical. */

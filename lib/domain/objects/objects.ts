@@ -1,9 +1,9 @@
 /** The API shape of every object (api.md, "Objects"), made from what the table stores. Pure. */
-import { API_VERSION, poolInfoByAllocationKind, type AllocationKind } from './kinds.ts';
+import { API_VERSION, poolInfoByAllocationKind, type AllocationKind } from '../kinds.ts';
 import type { AllocationRecord, ClaimRecord, Condition, PoolRecord } from './records.ts';
-import { ownSpecChecker, poolSpecChecker, valueKind } from './spaces.ts';
-import { carvedSpace, sourceClaimOf } from './carving.ts';
-import type { PoolSpace } from './values.ts';
+import { ownSpecChecker, poolSpecChecker, valueKind } from '../values/spaces.ts';
+import { carvedSpace, sourceClaimOf } from '../values/carving.ts';
+import type { PoolSpace } from '../values/values.ts';
 import type { Metadata } from './validation.ts';
 
 /** Now (or the time `ms`, epoch ms), as objects carry times: UTC, whole seconds (`2026-11-29T12:00:00Z`). */

@@ -3,8 +3,8 @@
  * as held, and try a conditional put on the next one (Kubernetes' allocateFromRange). The put is the only
  * arbiter; reads are hints. No locks, no counters.
  */
-import { runsFrom, type Segment } from './candidates.ts';
-import type { ParsedValue } from './values.ts';
+import { runsFrom, type Segment } from '../values/candidates.ts';
+import type { ParsedValue } from '../values/values.ts';
 
 /** Slots per block: a claim's read of allocation objects covers at most one block (one partition). */
 export const BLOCK_SIZE = 64n;

@@ -8,7 +8,7 @@
  * (`atLength(L)`): the aligned sub-prefixes of each prefix, in spec order. Which of them are free is
  * the store's to say: no allocation object of any length may overlap one (service/allocation/prefix-check.ts).
  */
-import type { Cause } from './errors.ts';
+import type { Cause } from '../errors.ts';
 import { countCandidates, intersectSegments, type Segment } from './candidates.ts';
 import {
   checkPrefixes,

@@ -3,9 +3,9 @@
  * Every failing field becomes one cause; the caller answers 422 Invalid with all of them. Field lists,
  * enums and limits come from schemas.ts, which the OpenAPI document is made from too.
  */
-import { InvalidError, type Cause } from './errors.ts';
-import { API_VERSION, type ObjectKind } from './kinds.ts';
-import { nameProblem } from './names.ts';
+import { InvalidError, type Cause } from '../errors.ts';
+import { API_VERSION, type ObjectKind } from '../kinds.ts';
+import { nameProblem } from '../names.ts';
 import {
   fieldsOf,
   MAP_KEY_MAX,
