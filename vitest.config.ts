@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { javaMissing } from './lib/local/store/dynamodb-local.ts';
 
 /**
- * Two tiers: every test on dynalite, and again on AWS's DynamoDB Local (lib/local/store/stores.ts) the tests of
+ * Two tiers: every test on dynalite, and again on AWS's DynamoDB Local (lib/local/stores.ts) the tests of
  * what the two stores do differently: streams, conditional writes, indexes, TTL and map order
  * (docs/testing.md, "Which tests run on both stores", says why each file is on the list). DynamoDB Local's
  * own tests (test/dynamodb-local/) run only there. Without Java the second tier is left out with one line

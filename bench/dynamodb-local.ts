@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --store dynamodb-local`: the efficiency rows of the benchmark (index 2^16, 50% random,
- * one client and 32 clients) on AWS's DynamoDB Local (lib/local/store/stores.ts starts it: a JVM of its own),
+ * one client and 32 clients) on AWS's DynamoDB Local (lib/local/stores.ts starts it: a JVM of its own),
  * each beside raw conditional puts on the same store taken just before and after it, as bench/run.ts
  * does on dynalite. Writes bench/results-dynamodb-local.json; bench/readme.ts puts the rows beside
  * dynalite's.
@@ -9,7 +9,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import { openStore } from '../lib/local/store/stores.ts';
+import { openStore } from '../lib/local/stores.ts';
 import { BenchPool, POOL_SHAPES } from './fill.ts';
 import { startInstance } from './instance.ts';
 import { round, storeCapacity } from './measure.ts';

@@ -22,7 +22,7 @@ import { HISTORY_FILTER_PATTERNS, matchesFilter } from '../lib/cloud/stream-filt
 import { claimObject } from '../lib/domain/objects/objects.ts';
 import type { ClaimRecord } from '../lib/domain/objects/records.ts';
 import { ensureTable, localClient, type ItemChange } from '../lib/local/store/dynalite.ts';
-import { openStore } from '../lib/local/store/stores.ts';
+import { openStore } from '../lib/local/stores.ts';
 import { objectKey, shardOf } from '../lib/store/keys.ts';
 import { Table } from '../lib/store/table.ts';
 import { changeRecord } from '../test/helpers/stream-queue.ts';

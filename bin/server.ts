@@ -1,6 +1,6 @@
 /**
  * `npm start`: Allot on http://127.0.0.1:$PORT (default 8080), data in $ALLOT_DATA_DIR (default
- * .allot-data/, `:memory:` for none), on the store $ALLOT_STORE chooses (lib/local/store/stores.ts: dynalite,
+ * .allot-data/, `:memory:` for none), on the store $ALLOT_STORE chooses (lib/local/stores.ts: dynalite,
  * dynamodb-local or endpoint).
  *
  * A data folder another server holds, or a port in use: one line, exit code 1. Ctrl-C or SIGTERM: the

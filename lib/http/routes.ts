@@ -2,8 +2,12 @@
  * The one route table (api.md, "Routes"). The CDK construct adds an HTTP API route per entry, pointing at
  * the entry's function; the local server dispatches from the same array. Plain data.
  */
-import { poolInfoByResource, RESOURCES, type Resource } from '../domain/kinds.ts';
-import { KUBE_GROUP, KUBE_PREFIX } from './kube/discovery.ts';
+import { API_VERSION, poolInfoByResource, RESOURCES, type Resource } from '../domain/kinds.ts';
+
+export const KUBE_GROUP = API_VERSION.split('/')[0]!;
+export const KUBE_VERSION = API_VERSION.split('/')[1]!;
+/** Where the Kubernetes paths start: `/apis/pool.networking.metal.ironcore.dev/v1alpha1`. */
+export const KUBE_PREFIX = `/apis/${API_VERSION}`;
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -1,5 +1,5 @@
 /**
- * The local Allot: the store lib/local/store/stores.ts chooses (dynalite in-process unless ALLOT_STORE says
+ * The local Allot: the store lib/local/stores.ts chooses (dynalite in-process unless ALLOT_STORE says
  * otherwise) with its stream feeding the real stream handler, and a
  * node:http server that turns requests into API Gateway (HTTP API, payload 2.0) events for the real HTTP
  * handler, which dispatches from the same route table as the deployed API.
@@ -21,7 +21,7 @@ import { createAwsApis, type AwsApis } from './aws-apis.ts';
 import type { EventSink } from '../domain/events.ts';
 import { FileEventSink, MemoryEventSink } from './events.ts';
 import { Table } from '../store/table.ts';
-import { openStore, type AllotStore, type StoreKind, type StreamFeed } from './store/stores.ts';
+import { openStore, type AllotStore, type StoreKind, type StreamFeed } from './stores.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serveConsole } from '../console/serve.ts';
 import { LOCAL_REPAIR_INTERVAL_MS, startRepairLoop, type RepairLoop } from './repairs.ts';
@@ -41,7 +41,7 @@ export interface LocalAllotOptions {
   /** The HTTP port; 0 picks a free one. */
   port: number;
   tableName?: string;
-  /** Which DynamoDB (lib/local/store/stores.ts); default `ALLOT_STORE`, else dynalite. */
+  /** Which DynamoDB (lib/local/stores.ts); default `ALLOT_STORE`, else dynalite. */
   store?: StoreKind;
   /** Set false to run without the stream emulation (tests that feed the stream function by hand). */
   stream?: boolean;

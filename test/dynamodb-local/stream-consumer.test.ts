@@ -12,7 +12,7 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { openStore, type AllotStore } from '../../lib/local/store/stores.ts';
+import { openStore, type AllotStore } from '../../lib/local/stores.ts';
 import { StreamConsumer, type StreamConsumerOptions } from '../../lib/local/stream/consumer.ts';
 
 let store: AllotStore;

@@ -8,7 +8,7 @@
 import '../helpers/quiet.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AllotStore } from '../../lib/local/store/stores.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { startTestStore } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';
 import { drainedViolations } from '../model/invariants.ts';

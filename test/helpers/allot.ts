@@ -1,11 +1,11 @@
 /**
  * Test helpers: an Allot on an in-memory store (each test file its own store and table), and a small
- * HTTP client for the contract. The store is ALLOT_STORE's (lib/local/store/stores.ts): dynalite, or DynamoDB
+ * HTTP client for the contract. The store is ALLOT_STORE's (lib/local/stores.ts): dynalite, or DynamoDB
  * Local in the second tier of vitest.config.ts.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { startLocalAllot, type LocalAllot, type LocalAllotOptions } from '../../lib/local/server.ts';
-import { openStore, type AllotStore } from '../../lib/local/store/stores.ts';
+import { openStore, type AllotStore } from '../../lib/local/stores.ts';
 
 let tables = 0;
 

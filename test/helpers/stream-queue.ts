@@ -1,6 +1,6 @@
 /**
  * A DynamoDB stream the test delivers by hand: every committed change of one table (the store's change
- * feed, lib/local/store/stores.ts), filtered with lib/cloud/stream-filter.ts, queued until the test hands a
+ * feed, lib/local/stores.ts), filtered with lib/cloud/stream-filter.ts, queued until the test hands a
  * batch to a stream handler.
  *
  * Delivery keeps what DynamoDB Streams and the event source mapping keep (a key's records in commit
@@ -11,7 +11,7 @@
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { ItemChange } from '../../lib/local/store/dynalite.ts';
-import type { ChangeFeed } from '../../lib/local/store/stores.ts';
+import type { ChangeFeed } from '../../lib/local/stores.ts';
 import { streamRecordOf } from '../../lib/local/stream/emulation.ts';
 import { matchesFilter, STREAM_FILTER_PATTERNS, type FilterPattern } from '../../lib/cloud/stream-filter.ts';
 

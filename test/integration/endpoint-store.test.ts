@@ -1,11 +1,11 @@
 /**
- * ALLOT_STORE=endpoint (lib/local/store/stores.ts): the local server on a table that exists already, as a
+ * ALLOT_STORE=endpoint (lib/local/stores.ts): the local server on a table that exists already, as a
  * developer would point it at a deployed stack's. Here the "existing" table is made beforehand on the
  * test tier's own store; the server must use it as it is, serve the contract, and consume no stream.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalAllot, type LocalAllot } from '../../lib/local/server.ts';
-import type { AllotStore } from '../../lib/local/store/stores.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { objectKey } from '../../lib/store/keys.ts';
 import { Table } from '../../lib/store/table.ts';
 import { claim, client, indexPool, startTestStore } from '../helpers/allot.ts';

@@ -22,7 +22,7 @@ import { HISTORY_FILTER_PATTERNS, matchesFilter } from '../../lib/cloud/stream-f
 import type { Resource } from '../../lib/domain/kinds.ts';
 import { changesOf, type HistoryEvent } from '../../lib/domain/lists/watch.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import type { AllotStore } from '../../lib/local/store/stores.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { HISTORY_RETENTION_MS, positionOf, resetHistories } from '../../lib/service/history/changes.ts';
 import type { HistoryEntry } from '../../lib/store/history.ts';
 import { shardOf } from '../../lib/store/keys.ts';

@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { AllotStore } from '../../lib/local/store/stores.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { STREAM_MAPPING } from '../../lib/cloud/stream-mapping.ts';
 import { Table } from '../../lib/store/table.ts';
 import { startTestStore } from '../helpers/allot.ts';

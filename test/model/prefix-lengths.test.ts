@@ -19,7 +19,7 @@
  */
 import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AllotStore } from '../../lib/local/store/stores.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { startTestStore } from '../helpers/allot.ts';
 import { seededRandom } from '../helpers/faults.ts';
 import { recordFigure } from '../helpers/figures.ts';

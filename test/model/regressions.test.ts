@@ -4,7 +4,7 @@
  */
 import '../helpers/quiet.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AllotStore } from '../../lib/local/store/stores.ts';
+import type { AllotStore } from '../../lib/local/stores.ts';
 import { startTestStore } from '../helpers/allot.ts';
 import { alwaysViolations, drainedViolations } from './invariants.ts';
 import { Clock, World, type Answer, type Instance } from './world.ts';

@@ -10,7 +10,7 @@ import { createHttpHandler } from '../../functions/http.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { HANDLER_DEADLINE_MS } from '../../lib/service/allocation/decide.ts';
 import { fakeContext } from '../../lib/local/server.ts';
-import type { AllotStore, ChangeFeed } from '../../lib/local/store/stores.ts';
+import type { AllotStore, ChangeFeed } from '../../lib/local/stores.ts';
 import { Table } from '../../lib/store/table.ts';
 import { sweepNamespace, type RepairReport } from '../../lib/service/repair/sweep.ts';
 import { expireLeases } from '../../lib/service/leases/leases.ts';

@@ -82,6 +82,28 @@ describe('the layout of lib/', () => {
     expect(cycles).toEqual([]);
   });
 
+  it("has no cycle between a layer's folders, so each concern can be read before those that use it", () => {
+    // A concern is a layer's sub-folder (lib/service/allocation/), or a file at the layer's top.
+    const concernOf = (file: string) => file.split('/').slice(0, 3).join('/');
+    const folders = new Map<string, Set<string>>();
+    for (const [from, tos] of graph)
+      for (const to of tos)
+        if (layerOf(to) === layerOf(from) && concernOf(to) !== concernOf(from))
+          folders.set(concernOf(from), (folders.get(concernOf(from)) ?? new Set()).add(concernOf(to)));
+    expect(folders.get('lib/service/operations')).toContain('lib/service/allocation');
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (folder: string, path: string[]) => {
+      if (state.get(folder) === 'done') return;
+      if (state.get(folder) === 'open') return void cycles.push([...path, folder].join(' → '));
+      state.set(folder, 'open');
+      for (const to of folders.get(folder) ?? []) visit(to, [...path, folder]);
+      state.set(folder, 'done');
+    };
+    for (const folder of folders.keys()) visit(folder, []);
+    expect(cycles).toEqual([]);
+  });
+
   it('keeps every file of lib/ readable in one sitting (at most 600 lines)', () => {
     const long = files.filter(
       (file) => readFileSync(join(root, file), 'utf8').trimEnd().split('\n').length > 600,

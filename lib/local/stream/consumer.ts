@@ -1,6 +1,6 @@
 /**
  * Lambda's DynamoDB event source mapping, played over the real DynamoDB Streams API (for DynamoDB Local,
- * lib/local/store/stores.ts): what the deployed stack's mapping does, in this process.
+ * lib/local/stores.ts): what the deployed stack's mapping does, in this process.
  *
  * - DescribeStream lists the shards; a shard is read only once its parent is read to its end, so a key's
  *   records keep their order across a split (lib/local/stream/records.ts);

@@ -18,18 +18,18 @@ import { join } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { startDynamoDBLocal } from './dynamodb-local.ts';
+import { startDynamoDBLocal } from './store/dynamodb-local.ts';
 import {
   ensureTable,
   localClient,
   startLocalStore,
   type ChangeListener,
   type ItemChange,
-} from './dynalite.ts';
-import { startDynaliteStream, startSecondReader } from '../stream/durable.ts';
-import type { FilterPattern } from '../../cloud/stream-filter.ts';
-import { HISTORY_MAPPING } from '../../cloud/stream-mapping.ts';
-import { StreamConsumer, type StreamConsumerOptions, type StreamHandler } from '../stream/consumer.ts';
+} from './store/dynalite.ts';
+import { startDynaliteStream, startSecondReader } from './stream/durable.ts';
+import type { FilterPattern } from '../cloud/stream-filter.ts';
+import { HISTORY_MAPPING } from '../cloud/stream-mapping.ts';
+import { StreamConsumer, type StreamConsumerOptions, type StreamHandler } from './stream/consumer.ts';
 
 export const STORE_KINDS = ['dynalite', 'dynamodb-local', 'endpoint'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
