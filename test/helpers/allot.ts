@@ -90,10 +90,11 @@ export function client(baseUrl: string | (() => string), namespace = 'default') 
 }
 
 /**
- * How long a stream effect may take: DynamoDB Local's change feed is polled, and slower than the
- * embedded store's under a whole suite's load (a 5 s bound there failed once in a clean-clone run).
+ * How long a stream effect may take, at most (a check that passes returns at once): generous, because
+ * the suite runs three files at a time on two cores, and DynamoDB Local's change feed is polled (a 5 s
+ * bound there failed once in a clean-clone run).
  */
-const STREAM_PATIENCE_MS = process.env.ALLOT_STORE === 'dynamodb-local' ? 15_000 : 5_000;
+const STREAM_PATIENCE_MS = 15_000;
 
 /** Polls until `check` passes or `ms` elapse (stream effects are asynchronous by design). */
 export async function eventually<T>(check: () => Promise<T>, ms = STREAM_PATIENCE_MS): Promise<T> {
