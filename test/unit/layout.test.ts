@@ -111,6 +111,22 @@ describe('the layout of lib/', () => {
     expect(long).toEqual([]);
   });
 
+  it('keeps every top-level function of lib/ readable in a screen or two (at most 120 lines)', () => {
+    const long: string[] = [];
+    for (const file of files) {
+      const lines = readFileSync(join(root, file), 'utf8').split('\n');
+      lines.forEach((line, start) => {
+        const name = line.match(/^(?:export )?(?:async )?function\*? ?(\w+)/)?.[1];
+        if (!name) return;
+        let end = start + 1;
+        while (end < lines.length && !lines[end]!.startsWith('}')) end++;
+        if (end - start > 120) long.push(`${file}: ${name}() runs ${end - start} lines`);
+      });
+    }
+    expect(files.some((file) => file.endsWith('decide.ts'))).toBe(true);
+    expect(long).toEqual([]);
+  });
+
   it('has eslint refuse an import against the layer direction, and AWS in the domain', async () => {
     const eslint = new ESLint({ cwd: root });
     const lint = async (file: string, code: string) =>
