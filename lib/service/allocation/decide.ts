@@ -248,11 +248,12 @@ function allocationPut(ctx: ClaimContext, claim: ClaimRecord, pool: PoolRecord, 
   return {
     key,
     tryCreate: async (value, raced = false) => {
+      const itemKey = key(value);
       const record = newAllocation(claim, pool, value, now);
       if (raced) record.raced = true;
-      if (!(await ctx.table.putAllocation(key(value), record, value.slot, info.allocationResource)))
+      if (!(await ctx.table.putAllocation(itemKey, record, value.slot, info.allocationResource)))
         return false;
-      created = { key: key(value), record };
+      created = { key: itemKey, record };
       return true;
     },
     allocated: (collisions) => ({
