@@ -25,6 +25,7 @@ const BOTH_STORES = [
   'test/integration/mid-allocation.test.ts',
   'test/integration/prefix-lengths.test.ts',
   'test/integration/quarantine.test.ts',
+  'test/integration/sharing.test.ts',
   'test/integration/repair.test.ts',
   'test/integration/search-memory.test.ts',
   'test/integration/settle.test.ts',

@@ -116,6 +116,15 @@ export function carvingKey(namespace: string, claim: string, resource?: Resource
   return { pk: `C#${namespace}#${claim}`, sk: resource === undefined ? '' : `${resource}#${pool}` };
 }
 
+/**
+ * One namespace's holders of one shared pool (store/quotas.ts): `Q#<pool ns>#<poolKind>#<pool>` / `<claim ns>`,
+ * so the pool's read of its sharing is one Query, and a claim's quota one conditional write on its own
+ * namespace's item.
+ */
+export function holdersKey(pool: PoolId, namespace?: string): ItemKey {
+  return { pk: `Q#${pool.namespace}#${pool.kind}#${pool.name}`, sk: namespace ?? '' };
+}
+
 export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
   return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
 }

@@ -42,6 +42,7 @@ import { Overlaps } from './overlaps.ts';
 import { Carvings } from './carvings.ts';
 import { Lists } from './lists.ts';
 import { HistoryStore } from './history.ts';
+import { Quotas } from './quotas.ts';
 
 export class Table extends TableClient {
   /** The stream function's group summaries, directory and pool counts. */
@@ -58,6 +59,8 @@ export class Table extends TableClient {
   readonly lists = new Lists(this);
   /** The history watches read (service/history/changes.ts). */
   readonly history = new HistoryStore(this);
+  /** The holders of shared pools, per namespace: their quotas (service/allocation/quota.ts). */
+  readonly quotas = new Quotas(this);
 
   // ------------------------------------------------------------ generic reads
 
@@ -240,7 +243,12 @@ export class Table extends TableClient {
     if (record.t !== 'claim' || record.phase !== 'Waiting') return {};
     const ref = record.spec.poolRef;
     return {
-      wpk: waitingKey({ namespace: record.metadata.namespace, kind: ref.kind as PoolKind, name: ref.name }),
+      // The pool's namespace, which a shared pool's claims need not be in: the pool's refresh wakes them.
+      wpk: waitingKey({
+        namespace: ref.namespace ?? record.metadata.namespace,
+        kind: ref.kind as PoolKind,
+        name: ref.name,
+      }),
       wsk: `${record.metadata.creationTimestamp}#${record.metadata.name}`,
     };
   }
@@ -253,7 +261,7 @@ export class Table extends TableClient {
   async settleClaim(
     key: ItemKey,
     uid: string,
-    outcome: Pick<ClaimRecord, 'status' | 'phase' | 'bound'>,
+    outcome: Pick<ClaimRecord, 'status' | 'phase' | 'bound' | 'holder'>,
     claim: ClaimRecord,
   ): Promise<void> {
     const waiting = this.waitingAttributes({ ...claim, phase: outcome.phase });
@@ -271,6 +279,10 @@ export class Table extends TableClient {
       set.push('bound = :bound');
       values[':bound'] = outcome.bound;
     } else remove.push('bound');
+    if (outcome.holder !== undefined) {
+      set.push('holder = :holder');
+      values[':holder'] = outcome.holder;
+    } else remove.push('holder');
     if (waiting.wpk !== undefined) {
       set.push('wpk = :wpk', 'wsk = :wsk');
       values[':wpk'] = waiting.wpk;
@@ -305,7 +317,8 @@ export class Table extends TableClient {
       new UpdateCommand({
         TableName: this.tableName,
         Key: key,
-        UpdateExpression: 'SET phase = :waiting, #st = :status, rv = rv + :one REMOVE bound, allocatingUntil',
+        UpdateExpression:
+          'SET phase = :waiting, #st = :status, rv = rv + :one REMOVE bound, allocatingUntil, holder',
         ConditionExpression: '#m.#uid = :uid AND bound.pk = :pk AND bound.sk = :sk',
         ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid', '#st': 'status' },
         ExpressionAttributeValues: {

@@ -324,8 +324,8 @@ describe('an invalid poolRef', () => {
       'spec.poolRef.name',
     );
     expectInvalid(
-      await api.post('claims', claim('bad-ref-field', { kind: 'IndexPool', name: 'p', namespace: 'x' })),
-      'spec.poolRef.namespace',
+      await api.post('claims', claim('bad-ref-field', { kind: 'IndexPool', name: 'p', zone: 'x' })),
+      'spec.poolRef.zone',
     );
   });
 

@@ -80,7 +80,8 @@ export interface ClaimSpec {
 
 export interface ClaimStatus {
   value?: string;
-  allocationRef?: { apiVersion: string; kind: AllocationKind; name: string };
+  /** `namespace`: the object is in the shared pool's namespace, not the claim's. */
+  allocationRef?: { apiVersion: string; kind: AllocationKind; name: string; namespace?: string };
   conditions: Condition[];
 }
 
@@ -94,6 +95,11 @@ export interface ClaimRecord {
   allocatingUntil?: string;
   /** The key of the allocation object the claim holds, while it holds one. */
   bound?: ItemKey;
+  /**
+   * A claim of a shared pool, while it holds a value: its place among its namespace's holders of that
+   * pool (store/quotas.ts), given back when it holds the value no more.
+   */
+  holder?: string;
   /** Allocation objects offered to this claim's name (pre-provisioned or retained), as hints. */
   offers?: Record<string, ItemKey>;
   /**
@@ -106,7 +112,8 @@ export interface ClaimRecord {
 
 export interface AllocationSpecRecord {
   poolRef: ObjectRef;
-  claimRef?: { name: string; uid: string };
+  /** `namespace`: a claim of another namespace, on a shared pool (domain/objects/sharing.ts). */
+  claimRef?: { name: string; uid: string; namespace?: string };
   owner?: OwnerRef;
 }
 
@@ -117,6 +124,11 @@ export interface AllocationRecord {
   spec: AllocationSpecRecord;
   /** Canonical value (the value field of the spec is made from it). */
   value: string;
+  /**
+   * A claim of a shared pool made it: the place among its namespace's holders its claim took first, so
+   * whoever settles the claim on it (the stream function, when the handler died) records that place.
+   */
+  holder?: string;
   /** `claim` when a claim created it, `user` when it was pre-provisioned. */
   origin: 'claim' | 'user';
   /**
@@ -141,6 +153,16 @@ export interface AllocationRecord {
    */
   finest?: number;
   rv: number;
+}
+
+/**
+ * One namespace's holders of one shared pool (store/quotas.ts): a place per claim of that namespace that
+ * holds one of the pool's values, or is taking one. `size(holders) < maxAllocations` is the quota's
+ * conditional write.
+ */
+export interface HoldersRecord {
+  t: 'holders';
+  holders?: Set<string>;
 }
 
 /** Offers of allocation objects to a claim name, kept under the claim's key until that claim exists. */

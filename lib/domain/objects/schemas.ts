@@ -5,83 +5,29 @@
  * families) is checked by ranges.ts and ip.ts and described here in words. Plain data, pure.
  */
 import { API_VERSION, type ObjectKind } from '../kinds.ts';
-import type { StatusReason } from '../errors.ts';
 
-export interface Schema {
-  type?: 'object' | 'string' | 'integer' | 'boolean' | 'array';
-  description?: string;
-  properties?: Record<string, Schema>;
-  required?: readonly string[];
-  additionalProperties?: boolean | Schema;
-  propertyNames?: Schema;
-  maxProperties?: number;
-  items?: Schema;
-  minItems?: number;
-  maxItems?: number;
-  enum?: readonly (string | number | boolean)[];
-  const?: string | number | boolean;
-  pattern?: string;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  maximum?: number;
-  oneOf?: readonly Schema[];
-  allOf?: readonly Schema[];
-  $ref?: string;
-  readOnly?: boolean;
-  default?: unknown;
-  format?: string;
-}
+import { POOL_SCHEMAS } from './pool-schemas.ts';
+import {
+  ref,
+  refString,
+  timestamp,
+  STATUS_REASONS,
+  NAME_MAX,
+  NAME_PATTERN,
+  MAP_MAX_ENTRIES,
+  MAP_KEY_MAX,
+  MAP_VALUE_MAX,
+  LAST_APPLIED_ANNOTATION,
+  LAST_APPLIED_MAX,
+  REF_STRING_MAX,
+  RESERVED_MAX,
+  WITHIN_MAX,
+  LEASE_SECONDS_MIN,
+  LEASE_SECONDS_MAX,
+  type Schema,
+} from './schema-parts.ts';
 
-const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-
-/** api.md, "Objects": DNS labels; the same rule as names.ts (a test checks they agree). */
-export const NAME_PATTERN = '^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$';
-export const NAME_MAX = 63;
-export const MAP_MAX_ENTRIES = 256;
-export const MAP_KEY_MAX = 253;
-export const MAP_VALUE_MAX = 1024;
-/**
- * What `kubectl apply` keeps of the manifest it applied: the whole object as JSON, longer than any
- * other value (Kubernetes allows 256 KiB of annotations); bounded here by the 64 KiB body.
- */
-export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
-export const LAST_APPLIED_MAX = 65536;
-export const REF_STRING_MAX = 253;
-export const RESERVED_MAX = 256;
-export const WITHIN_MAX = 100;
-export const RANGES_MAX = 1000;
-/** A lease's length, in seconds: a minute to a year (api.md, "Claim"). */
-export const LEASE_SECONDS_MIN = 60;
-export const LEASE_SECONDS_MAX = 31_536_000;
-/** A pool's `spec.quarantineSeconds`: 0 (none, the default) up to a year. */
-export const QUARANTINE_SECONDS_MAX = 31_536_000;
-
-const STATUS_REASONS: readonly StatusReason[] = [
-  'BadRequest',
-  'NotFound',
-  'MethodNotAllowed',
-  'AlreadyExists',
-  'PoolInUse',
-  'ClaimInUse',
-  'Conflict',
-  'Expired',
-  'RequestEntityTooLarge',
-  'UnsupportedMediaType',
-  'Invalid',
-  'InternalError',
-];
-
-const refString: Schema = { type: 'string', minLength: 1, maxLength: REF_STRING_MAX };
-const timestamp: Schema = { type: 'string', format: 'date-time', readOnly: true };
-const decimal = (description: string): Schema => ({ type: 'string', pattern: '^[0-9]+$', description });
-const prefixList = (description: string): Schema => ({
-  type: 'array',
-  minItems: 1,
-  maxItems: RANGES_MAX,
-  items: { type: 'string', format: 'cidr', description: 'a CIDR prefix, e.g. 10.0.0.0/16 or 2001:db8::/48' },
-  description,
-});
+export * from './schema-parts.ts';
 
 function objectSchema(kind: ObjectKind, spec: string, status: string, description: string): Schema {
   return {
@@ -119,6 +65,7 @@ function listSchema(kind: ObjectKind): Schema {
 
 /** Every schema, by component name. */
 export const SCHEMAS = {
+  ...POOL_SCHEMAS,
   Name: {
     type: 'string',
     minLength: 1,
@@ -165,19 +112,6 @@ export const SCHEMAS = {
       annotations: ref('Annotations'),
     },
   },
-  ReclaimPolicy: {
-    enum: ['Recycle', 'Retain'] as const,
-    default: 'Recycle' as const,
-    description: 'what releasing a claim does to its allocation object; immutable',
-  },
-  QuarantineSeconds: {
-    type: 'integer',
-    minimum: 0,
-    maximum: QUARANTINE_SECONDS_MAX,
-    default: 0,
-    description:
-      'Recycle pools: a freed value is held back this long before it is handed out again (not on pools of a range of prefix lengths); applies to values freed after a change',
-  },
   Condition: {
     type: 'object',
     required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
@@ -199,6 +133,21 @@ export const SCHEMAS = {
       apiVersion: { type: 'string', const: API_VERSION },
     },
   },
+  ClaimPoolRef: {
+    type: 'object',
+    required: ['kind', 'name'],
+    additionalProperties: false,
+    properties: {
+      kind: { type: 'string', enum: ['IndexPool', 'IPAddressPool', 'IPPrefixPool'] },
+      name: ref('Name'),
+      apiVersion: { type: 'string', const: API_VERSION },
+      namespace: {
+        ...ref('Name'),
+        description:
+          'a pool of another namespace that shares itself with this one (spec.sharedWith); absent: this namespace',
+      },
+    },
+  },
   ClaimRef: {
     type: 'object',
     required: ['name'],
@@ -206,6 +155,10 @@ export const SCHEMAS = {
     properties: {
       name: ref('Name'),
       uid: { type: 'string', maxLength: REF_STRING_MAX, description: '"" or absent: not bound yet' },
+      namespace: {
+        ...ref('Name'),
+        description: 'a claim of another namespace (a shared pool); absent: this one',
+      },
     },
   },
   OwnerRef: {
@@ -215,112 +168,12 @@ export const SCHEMAS = {
     description: 'who uses the value; copied from the claim to its allocation object',
     properties: { kind: refString, name: refString, uid: refString, apiVersion: refString },
   },
-  IndexPoolSpec: {
-    type: 'object',
-    required: ['ranges'],
-    additionalProperties: false,
-    properties: {
-      ranges: {
-        type: 'array',
-        minItems: 1,
-        maxItems: RANGES_MAX,
-        description:
-          'candidates in spec order; 0 ≤ a ≤ b < 2^63−1; no two ranges overlap (a shared bound is an overlap)',
-        items: {
-          oneOf: [
-            { type: 'string', pattern: '^[0-9]+(\\.\\.[0-9]+)?$', description: '"a..b" (inclusive) or "a"' },
-            { type: 'integer', minimum: 0 },
-          ],
-        },
-      },
-      reclaimPolicy: ref('ReclaimPolicy'),
-      quarantineSeconds: ref('QuarantineSeconds'),
-    },
-  },
-  IPAddressPoolSpec: {
-    type: 'object',
-    required: [],
-    oneOf: [{ required: ['prefixes'] }, { required: ['prefixesFrom'] }],
-    additionalProperties: false,
-    properties: {
-      prefixes: prefixList('one IP family, no overlaps; candidates are every address, in spec order'),
-      prefixesFrom: ref('PrefixesFrom'),
-      exclude: {
-        type: 'array',
-        maxItems: RANGES_MAX,
-        items: { type: 'string', description: 'an address or a CIDR' },
-        description: 'never handed out',
-      },
-      gateway: { type: 'string', format: 'ip', description: 'an address never handed out' },
-      excludeNetworkAndBroadcast: {
-        type: 'boolean',
-        default: false,
-        description:
-          "leave out each prefix's first and last address (IPv4 up to /30; IPv6: the first only, up to /126)",
-      },
-      reclaimPolicy: ref('ReclaimPolicy'),
-      quarantineSeconds: ref('QuarantineSeconds'),
-    },
-  },
-  IPPrefixPoolSpec: {
-    type: 'object',
-    required: [],
-    allOf: [
-      { oneOf: [{ required: ['prefixes'] }, { required: ['prefixesFrom'] }] },
-      { oneOf: [{ required: ['allocationPrefixLength'] }, { required: ['allocationPrefixLengths'] }] },
-    ],
-    additionalProperties: false,
-    properties: {
-      prefixes: prefixList('one IP family, no overlaps'),
-      prefixesFrom: ref('PrefixesFrom'),
-      allocationPrefixLength: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 128,
-        description:
-          'one length for every allocation; longer than every prefix; at most 32 (IPv4) or 128 (IPv6); immutable',
-      },
-      allocationPrefixLengths: {
-        type: 'object',
-        required: ['min', 'max', 'default'],
-        additionalProperties: false,
-        description:
-          'any length from min to max (default when a claim names none); each longer than every prefix, min ≤ default ≤ max; immutable. total and free count prefixes of the max length',
-        properties: {
-          min: { type: 'integer', minimum: 1, maximum: 128 },
-          max: { type: 'integer', minimum: 1, maximum: 128 },
-          default: { type: 'integer', minimum: 1, maximum: 128 },
-        },
-      },
-      reclaimPolicy: ref('ReclaimPolicy'),
-      quarantineSeconds: ref('QuarantineSeconds'),
-    },
-  },
-  PoolStatus: {
-    type: 'object',
-    required: ['allocated', 'total', 'free', 'conditions'],
-    properties: {
-      allocated: { type: 'integer', description: 'allocation objects that reference the pool' },
-      total: decimal('the number of candidates, as a decimal string (a /64 holds 18446744073709551616)'),
-      free: decimal('candidates not held'),
-      quarantined: decimal(
-        'values freed less than spec.quarantineSeconds ago: held back, neither allocated nor free',
-      ),
-      conditions: { type: 'array', items: ref('Condition'), description: 'Available' },
-      prefixes: {
-        type: 'array',
-        items: { type: 'string' },
-        description:
-          'a pool carved from a claim (prefixesFrom): its prefixes, the claim’s value; empty until it holds one',
-      },
-    },
-  },
   ClaimSpec: {
     type: 'object',
     required: ['poolRef'],
     additionalProperties: false,
     properties: {
-      poolRef: { ...ref('PoolRef'), description: 'immutable; always in the claim’s namespace' },
+      poolRef: { ...ref('ClaimPoolRef'), description: 'immutable' },
       value: {
         oneOf: [{ type: 'string' }, { type: 'integer' }],
         description: 'ask for this exact value instead of the next free one',
@@ -370,13 +223,17 @@ export const SCHEMAS = {
           apiVersion: { const: API_VERSION },
           kind: { enum: ['Index', 'IPAddress', 'IPPrefix'] },
           name: ref('AllocationName'),
+          namespace: {
+            ...ref('Name'),
+            description: 'a shared pool’s: the object is in the pool’s namespace',
+          },
         },
       },
       conditions: {
         type: 'array',
         items: ref('Condition'),
         description:
-          'Allocated: True/Allocated, False/PoolNotFound, False/PoolExhausted, False/ValueTaken, False/ValueQuarantined, False/PoolRefInvalid',
+          'Allocated: True/Allocated, False/PoolNotFound, False/PoolExhausted, False/ValueTaken, False/ValueQuarantined, False/QuotaExceeded, False/PoolRefInvalid',
       },
     },
   },
@@ -450,21 +307,6 @@ export const SCHEMAS = {
     type: 'object',
     required: ['status'],
     properties: { status: { const: 'ok' } },
-  },
-  PrefixesFrom: {
-    type: 'object',
-    required: ['claimRef'],
-    additionalProperties: false,
-    description:
-      'instead of prefixes: the value of a Claim on an IPPrefixPool of this namespace (status.prefixes shows it; until the claim holds one the pool has no candidates, Available=False/ClaimPending); immutable',
-    properties: {
-      claimRef: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: { name: ref('Name') },
-      },
-    },
   },
   Preview: {
     type: 'object',

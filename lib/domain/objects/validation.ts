@@ -157,15 +157,25 @@ export interface ObjectRef {
   kind: string;
   name: string;
   apiVersion?: string;
+  /** A claim's poolRef only: a pool of another namespace that shares itself with the claim's. */
+  namespace?: string;
 }
 
-/** Reads a `{ kind, name, apiVersion? }` reference; the kind is checked by the caller. */
-export function objectRef(value: unknown, field: string, causes: Causes): ObjectRef | undefined {
+/**
+ * Reads a `{ kind, name, apiVersion? }` reference (a claim's: `namespace?` too); the kind is checked by the
+ * caller.
+ */
+export function objectRef(
+  value: unknown,
+  field: string,
+  causes: Causes,
+  schema: 'PoolRef' | 'ClaimPoolRef' = 'PoolRef',
+): ObjectRef | undefined {
   if (!isObject(value)) {
     causes.add(field, 'is required: { kind, name }');
     return undefined;
   }
-  rejectUnknownFields(value, fieldsOf('PoolRef'), causes, field);
+  rejectUnknownFields(value, fieldsOf(schema), causes, field);
   const ref: ObjectRef = { kind: '', name: '' };
   if (typeof value.kind !== 'string') causes.add(`${field}.kind`, 'must be a string');
   else ref.kind = value.kind;
@@ -175,6 +185,11 @@ export function objectRef(value: unknown, field: string, causes: Causes): Object
   if (value.apiVersion !== undefined) {
     if (typeof value.apiVersion !== 'string') causes.add(`${field}.apiVersion`, 'must be a string');
     else ref.apiVersion = value.apiVersion;
+  }
+  if (value.namespace !== undefined) {
+    const problem = nameProblem(value.namespace);
+    if (problem) causes.add(`${field}.namespace`, problem);
+    else ref.namespace = value.namespace as string;
   }
   return ref;
 }

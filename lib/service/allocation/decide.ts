@@ -27,6 +27,8 @@ import { decideRanged, type RangedParts } from './prefix-search.ts';
 import { liveClaim } from '../leases/leases.ts';
 import { endQuarantine } from '../leases/quarantine.ts';
 import { searchOrigin, searcher, searchWithSpread, type PrefetchedSummary } from './search.ts';
+import { givePlace, quotaMessage, takePlace } from './quota.ts';
+import { claimNamespaceOf, isSharedClaim, poolNamespaceOf } from '../../domain/objects/sharing.ts';
 import {
   adjustSpread,
   frontierKey,
@@ -40,16 +42,18 @@ import {
 
 export { hintOf, summarised } from './search-memory.ts';
 
-export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound'> & {
+export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound' | 'holder'> & {
   /** An allocation object this attempt created or bound, to undo if the settle loses. */
   took?: { key: ItemKey; created: boolean; previousUid: string };
 };
 
-export type WaitingReason = 'PoolNotFound' | 'PoolExhausted' | 'ValueTaken' | 'ValueQuarantined';
+export type WaitingReason =
+  'PoolNotFound' | 'PoolExhausted' | 'ValueTaken' | 'ValueQuarantined' | 'QuotaExceeded';
 
+/** The pool a claim names: in the claim's namespace, or another's that shares it (poolRef.namespace). */
 export function poolIdOf(claim: ClaimRecord): PoolId {
   return {
-    namespace: claim.metadata.namespace,
+    namespace: poolNamespaceOf(claim),
     kind: claim.spec.poolRef.kind as PoolKind,
     name: claim.spec.poolRef.name,
   };
@@ -77,12 +81,17 @@ export function allocatedOutcome(
   key: ItemKey,
   since: string,
 ): Outcome {
+  const elsewhere = allocation.metadata.namespace !== claim.metadata.namespace;
   return {
     phase: 'Allocated',
     bound: key,
+    ...(allocation.holder !== undefined && { holder: allocation.holder }),
     status: {
       value: allocation.value,
-      allocationRef: allocationRefOf(allocation.kind, allocation.metadata.name),
+      allocationRef: {
+        ...allocationRefOf(allocation.kind, allocation.metadata.name),
+        ...(elsewhere && { namespace: allocation.metadata.namespace }),
+      },
       conditions: [
         condition(
           'Allocated',
@@ -107,7 +116,8 @@ export function bindable(allocation: AllocationRecord, claim: ClaimRecord): bool
   if (!ref || ref.name !== claim.metadata.name) return false;
   const pool = allocation.spec.poolRef;
   if (pool.kind !== claim.spec.poolRef.kind || pool.name !== claim.spec.poolRef.name) return false;
-  if (allocation.metadata.namespace !== claim.metadata.namespace) return false;
+  if (allocation.metadata.namespace !== poolNamespaceOf(claim)) return false;
+  if (claimNamespaceOf(allocation) !== claim.metadata.namespace) return false;
   if (ref.uid === claim.metadata.uid) return true;
   return (
     allocation.metadata.annotations?.[ALLOW_BINDING_ANNOTATION] !== undefined &&
@@ -131,7 +141,7 @@ async function bind(
   }
   const bound = {
     ...allocation,
-    spec: { ...allocation.spec, claimRef: { name: claim.metadata.name, uid: claim.metadata.uid } },
+    spec: { ...allocation.spec, claimRef: { ...allocation.spec.claimRef!, uid: claim.metadata.uid } },
   };
   return {
     ...allocatedOutcome(claim, bound, key, (ctx.now ?? timestamp)()),
@@ -145,14 +155,16 @@ export function newAllocation(
   pool: PoolRecord,
   value: ParsedValue,
   now: string,
+  holder?: string,
 ): AllocationRecord {
   const info = poolKindInfo(pool.kind)!;
+  const shared = isSharedClaim(claim);
   const record: AllocationRecord = {
     t: 'alloc',
     kind: info.allocationKind,
     metadata: {
       name: valueKind(info.allocationKind).allocationName(pool.metadata.name, value),
-      namespace: claim.metadata.namespace,
+      namespace: pool.metadata.namespace,
       uid: randomUUID(),
       generation: 1,
       creationTimestamp: now,
@@ -161,13 +173,18 @@ export function newAllocation(
     },
     spec: {
       poolRef: { apiVersion: API_VERSION, kind: pool.kind, name: pool.metadata.name },
-      claimRef: { name: claim.metadata.name, uid: claim.metadata.uid },
+      claimRef: {
+        name: claim.metadata.name,
+        uid: claim.metadata.uid,
+        ...(shared && { namespace: claim.metadata.namespace }),
+      },
     },
     value: value.value,
     origin: 'claim',
     rv: 1,
   };
   if (claim.spec.owner) record.spec.owner = claim.spec.owner;
+  if (holder !== undefined) record.holder = holder;
   return record;
 }
 
@@ -198,18 +215,41 @@ export async function decide(
 ): Promise<Decision> {
   const now = (ctx.now ?? timestamp)();
   const ref = claim.spec.poolRef;
-  if (!pool) return waiting('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now);
+  const missing = () => waiting('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now);
+  if (!pool) return missing();
+  if (!isSharedClaim(claim)) return decideInPool(ctx, claim, pool, offers, options, now);
+  // A pool of another namespace: to a namespace it is not shared with, a pool that does not exist.
+  const place = await takePlace(ctx, claim, pool);
+  if (place === 'not shared') return missing();
+  if (place === 'quota used up') return waiting('QuotaExceeded', quotaMessage(claim, pool), now);
+  const decision = await decideInPool(ctx, claim, pool, offers, options, now, place.token);
+  if (decision.outcome.phase !== 'Allocated') await givePlace(ctx, place);
+  else decision.outcome.holder = place.token;
+  return decision;
+}
+
+/** decide's steps once the claim may use the pool; `holder`: a shared pool's place the claim took. */
+async function decideInPool(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  pool: PoolRecord,
+  offers: readonly ItemKey[],
+  options: DecideOptions,
+  now: string,
+  holder?: string,
+): Promise<Decision> {
   const offered = await bindOffer(ctx, claim, offers);
   if (offered) return { outcome: offered, collisions: 0 };
 
   const space = spaceOf(pool);
-  if (isRanged(space)) return decideRanged(ctx, claim, pool, space, rangedParts(ctx, claim, pool, now));
+  if (isRanged(space))
+    return decideRanged(ctx, claim, pool, space, rangedParts(ctx, claim, pool, now, holder));
   const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
   if ('causes' in restricted) {
     const message = restricted.causes.map((cause) => `${cause.field}: ${cause.message}`).join('; ');
     return waiting('PoolExhausted', `cannot be met: ${message}`, now);
   }
-  const put = allocationPut(ctx, claim, pool, now);
+  const put = allocationPut(ctx, claim, pool, now, holder);
   const search = { space, segments: restricted.segments, put, now };
   return claim.spec.value !== undefined
     ? decideValue(ctx, claim, search)
@@ -240,7 +280,13 @@ interface AllocationPut {
   allocated(collisions: number): Decision;
 }
 
-function allocationPut(ctx: ClaimContext, claim: ClaimRecord, pool: PoolRecord, now: string): AllocationPut {
+function allocationPut(
+  ctx: ClaimContext,
+  claim: ClaimRecord,
+  pool: PoolRecord,
+  now: string,
+  holder?: string,
+): AllocationPut {
   const info = poolKindInfo(pool.kind)!;
   const poolId = poolIdOf(claim);
   let created: { key: ItemKey; record: AllocationRecord } | undefined;
@@ -249,7 +295,7 @@ function allocationPut(ctx: ClaimContext, claim: ClaimRecord, pool: PoolRecord, 
     key,
     tryCreate: async (value, raced = false) => {
       const itemKey = key(value);
-      const record = newAllocation(claim, pool, value, now);
+      const record = newAllocation(claim, pool, value, now, holder);
       if (raced) record.raced = true;
       if (!(await ctx.table.putAllocation(itemKey, record, value.slot, info.allocationResource)))
         return false;
@@ -301,8 +347,11 @@ async function decideValue(ctx: ClaimContext, claim: ClaimRecord, parts: SearchP
     const outcome = await bind(ctx, claim, key, holder);
     if (outcome) return { outcome, collisions: 0 };
   }
+  // Another namespace's claim is not named to this one (api.md, "Pools shared with other namespaces").
   const by = holder?.spec.claimRef?.name
-    ? ` (claim ${holder.spec.claimRef.name})`
+    ? claimNamespaceOf(holder) === claim.metadata.namespace
+      ? ` (claim ${holder.spec.claimRef.name})`
+      : ' (a claim of another namespace)'
     : held?.t === 'hold'
       ? ' (its name)'
       : '';
@@ -351,6 +400,7 @@ function rangedParts(
   claim: ClaimRecord,
   pool: PoolRecord,
   now: string,
+  holder?: string,
 ): RangedParts<Outcome> {
   return {
     now,
@@ -361,7 +411,7 @@ function rangedParts(
     }),
     bind: (key, holder) => bind(ctx, claim, key, holder),
     bindable: (holder) => bindable(holder, claim),
-    newAllocation: (value) => newAllocation(claim, pool, value, now),
+    newAllocation: (value) => newAllocation(claim, pool, value, now, holder),
     summarised: summarised(pool),
     hint: hintOf(pool),
     frontier: (length) => ctx.frontiers?.get(frontierKey(pool, length)),
@@ -398,6 +448,9 @@ export async function settle(
       current.bound?.pk === took.key.pk &&
       current.bound.sk === took.key.sk;
     if (took && !ours) await giveBack(ctx, claim, took);
+    // A shared pool's place goes with the value, unless the claim holds it under that place anyway.
+    if (outcome.holder !== undefined && !(ours && current.holder === outcome.holder))
+      await ctx.table.quotas.give(poolIdOf(claim), claim.metadata.namespace, outcome.holder);
     return current?.t === 'claim' ? current : undefined;
   }
 }

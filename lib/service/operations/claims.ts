@@ -69,7 +69,7 @@ export function checkClaimBody(namespace: string, body: JsonObject, name?: strin
   if (!isObject(spec)) causes.add('spec', 'is required');
   else {
     rejectUnknownFields(spec, specFields('Claim'), causes);
-    const ref = objectRef(spec.poolRef, 'spec.poolRef', causes);
+    const ref = objectRef(spec.poolRef, 'spec.poolRef', causes, 'ClaimPoolRef');
     if (ref) claimSpec.poolRef = ref;
     const info = ref ? poolKindInfo(ref.kind) : undefined;
     if (spec.value !== undefined) {

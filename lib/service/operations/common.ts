@@ -3,6 +3,7 @@
  * (namespace, names, body, list query), new metadata, list replies and continue tokens, recognising
  * our own write whose answer was lost, and reads and lists of pools and claims alike.
  */
+import { sharingOf } from '../allocation/quota.ts';
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, InvalidError, NotFoundError } from '../../domain/errors.ts';
 import {
@@ -198,7 +199,10 @@ export async function readObject(
     return { statusCode: 200, body: claimObject(claim) };
   }
   if (item?.t !== 'pool') throw notFound(resource, name);
-  return { statusCode: 200, body: poolObject(item) };
+  const object = poolObject(item);
+  const sharing = await sharingOf(ctx, item);
+  if (sharing) (object.status as Record<string, unknown>).sharing = sharing;
+  return { statusCode: 200, body: object };
 }
 
 /** A pool as an operation reads it (eventually consistent, as a hint for its spec); undefined when none. */

@@ -14,6 +14,7 @@ import {
   type PoolRecord,
 } from '../../domain/objects/records.ts';
 import { poolSpecChecker } from '../../domain/values/spaces.ts';
+import { checkSharedWith } from '../../domain/objects/sharing.ts';
 
 import {
   Causes,
@@ -66,6 +67,7 @@ export function checkPoolBody(
     rejectUnknownFields(spec, specFields(info.kind), causes);
     const policy = reclaimPolicy(spec.reclaimPolicy, causes);
     const quarantine = quarantineSeconds(spec, causes);
+    const sharedWith = checkSharedWith(spec.sharedWith, causes);
     const checked = poolSpecChecker(info.kind)(spec);
     if ('causes' in checked) causes.addAll(checked.causes);
     else
@@ -73,6 +75,7 @@ export function checkPoolBody(
         ...checked.spec,
         reclaimPolicy: policy,
         ...(quarantine !== undefined && { quarantineSeconds: quarantine }),
+        ...(sharedWith !== undefined && { sharedWith }),
       };
   }
   causes.throwIfAny(info.kind, metadata.name || name);
@@ -275,7 +278,11 @@ async function deleteWithItsClaim(
   let allocation: Stored<AllocationRecord> | undefined = listed;
   for (let attempt = 0; allocation && attempt < CASCADE_ATTEMPTS; attempt++) {
     const ref = allocation.spec.claimRef;
-    if (ref?.uid) await ctx.table.deleteItem(objectKey(namespace, 'claims', ref.name), { uid: ref.uid });
+    // A claim of another namespace (a shared pool) stays: its owner's namespace is not the pool's to
+    // change. It loses its object, and the stream function has it wait for the pool (PoolNotFound).
+    const own = ref?.namespace === undefined || ref.namespace === namespace;
+    if (ref?.uid && own)
+      await ctx.table.deleteItem(objectKey(namespace, 'claims', ref.name), { uid: ref.uid });
     const key: ItemKey = { pk: allocation.pk, sk: allocation.sk };
     if (await ctx.table.deleteItem(key, { rv: allocation.rv })) {
       await releaseName(ctx, allocation, info.allocationResource);

@@ -3,6 +3,7 @@
  * claims holding an object that is gone, claims waiting for the wrong reason, claims whose lease ended,
  * and stubs whose offers can no longer be taken.
  */
+import { isSharedClaim, shareFor } from '../../domain/objects/sharing.ts';
 import type {
   AllocationRecord,
   ClaimRecord,
@@ -69,11 +70,15 @@ async function checkClaim(
   // Waiting for a pool that exists, or for a reason other than the pool's absence when it is gone: the
   // record of the pool's creation or removal was lost. (Waiting in a pool that exists is checked there.)
   const pool = poolIdOf(claim);
-  const poolText = `${pool.kind}/${pool.name}`;
+  const poolText = `${pool.namespace}/${pool.kind}/${pool.name}`;
   let exists = pools.get(poolText);
   if (exists === undefined) {
     spend(sweep, 2);
-    exists = (await readPool(ctx, pool)) !== undefined;
+    const found = await readPool(ctx, pool);
+    // A pool of another namespace not shared with this one does not exist, to this namespace's claims.
+    exists =
+      found !== undefined &&
+      (!isSharedClaim(claim) || shareFor(found, claim.metadata.namespace) !== undefined);
     pools.set(poolText, exists);
   }
   const waitsForPool = claim.status.conditions[0]?.reason === 'PoolNotFound';

@@ -3,6 +3,8 @@
  * its summary bit, each listed group's bits against the objects, the counts against the summaries, and
  * the claims that wait for the pool against what is free.
  */
+import { claimNamespaceOf, isSharedClaim } from '../../domain/objects/sharing.ts';
+import { checkHolders, mayHoldMore } from './holders.ts';
 import { countCandidates, ordinalOf } from '../../domain/values/candidates.ts';
 import { poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
 import { spaceOf, timestamp } from '../../domain/objects/objects.ts';
@@ -29,6 +31,7 @@ import { GROUP_SIZE, listGroup, olderThanGrace, readSummary, refId, type PoolWal
 import { checkRangedAllocation, checkRangedGroups, couldTakeRanged } from './ranged.ts';
 import {
   claimItem,
+  claimItemAt,
   exhausted,
   fix,
   forgetClaim,
@@ -94,6 +97,7 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
     held = await checkCounts(sweep, walk);
   }
   if (held) await checkWaiting(sweep, walk, held);
+  if (walk.pool.spec.sharedWith !== undefined) await checkHolders(sweep, walk);
   return true;
 }
 
@@ -178,8 +182,9 @@ async function checkBinding(sweep: Sweep, allocation: AllocationRecord, key: Ite
   const { ctx } = sweep;
   const ref = allocation.spec.claimRef;
   if (!ref) return;
-  const claimKey = objectKey(sweep.namespace, 'claims', ref.name);
-  const item = await claimItem(sweep, ref.name);
+  const claimNamespace = claimNamespaceOf(allocation);
+  const claimKey = objectKey(claimNamespace, 'claims', ref.name);
+  const item = await claimItem(sweep, ref.name, claimNamespace);
   const live = item?.t === 'claim' ? item : undefined;
   if (ref.uid !== '') {
     if (live && live.metadata.uid === ref.uid) {
@@ -384,11 +389,15 @@ async function checkWaiting(sweep: Sweep, walk: PoolWalk, held: Set<bigint>): Pr
   spend(sweep);
   const space = spaceOf(walk.pool);
   for (const key of await ctx.table.waitingClaims(walk.id, WAITING_LIMIT)) {
-    const item = await claimItem(sweep, key.sk);
+    const item = await claimItemAt(sweep, key);
     if (item?.t !== 'claim' || item.phase !== 'Waiting') continue;
     const reason = item.status.conditions[0]?.reason;
     const could = walk.ranged ? couldTakeRanged : couldTake;
-    if (reason !== 'PoolNotFound' && !could(walk.pool, space, item, held)) continue;
+    if (reason === 'QuotaExceeded' || isSharedClaim(item)) {
+      if (!(await mayHoldMore(sweep, walk, item))) continue;
+    }
+    if (reason !== 'PoolNotFound' && reason !== 'QuotaExceeded' && !could(walk.pool, space, item, held))
+      continue;
     await fix(sweep, 'waitingClaim', async () => {
       forgetClaim(sweep, key);
       return (await reconcileClaim(ctx, key))?.phase === 'Allocated';

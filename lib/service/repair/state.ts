@@ -22,6 +22,7 @@ export const REPAIR_KINDS = [
   'staleStub',
   'pendingHold',
   'expiredLease',
+  'lostHolder',
 ] as const;
 
 export type RepairKind = (typeof REPAIR_KINDS)[number];
@@ -143,12 +144,23 @@ export async function fix(sweep: Sweep, kind: RepairKind, repair: () => Promise<
   if (await repair()) sweep.fixed[kind]++;
 }
 
-/** A claim name's item (a claim or a stub), read consistently once per run. */
-export async function claimItem(
+/**
+ * A claim name's item (a claim or a stub), read consistently once per run; `namespace`: a claim of
+ * another namespace, on a shared pool of this one.
+ */
+export function claimItem(
   sweep: Sweep,
   name: string,
+  namespace = sweep.namespace,
 ): Promise<Stored<ClaimRecord | ClaimStubRecord> | undefined> {
-  const key = objectKey(sweep.namespace, 'claims', name);
+  return claimItemAt(sweep, objectKey(namespace, 'claims', name));
+}
+
+/** The claim item at `key`, read consistently once per run. */
+export async function claimItemAt(
+  sweep: Sweep,
+  key: ItemKey,
+): Promise<Stored<ClaimRecord | ClaimStubRecord> | undefined> {
   const cached = sweep.claims.get(keyText(key));
   if (cached !== undefined) return cached ?? undefined;
   spend(sweep);

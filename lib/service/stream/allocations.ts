@@ -37,7 +37,8 @@ import type { Stored } from '../../store/items.ts';
 import { allocatedOutcome, bindable, reconcileClaim, settle } from '../allocation/decide.ts';
 import { dropUnheldObject, holdKeyOfObject, type AtAllocationKey } from '../allocation/name-holds.ts';
 import { resolvePlacement } from '../allocation/prefix-check.ts';
-import { claimKeyOf, poolIdOfAllocation, reclaim, SETTLE_MARGIN_MS } from './reconcile.ts';
+import { claimKeyOf, giveHolderBack, poolIdOfAllocation, reclaim, SETTLE_MARGIN_MS } from './reconcile.ts';
+import { claimNamespaceOf, isSharedClaim, shareFor } from '../../domain/objects/sharing.ts';
 import { prefixMember } from '../counts/runs.ts';
 import { quarantineFreed } from '../leases/quarantine.ts';
 import type { SlotChange } from '../counts/tally.ts';
@@ -50,7 +51,7 @@ export const allocationRecords: RecordKind = {
     batch.reads.want(run.key, true);
     const ref = image.spec.claimRef;
     if (ref?.name !== undefined) {
-      const claim = claimKeyOf(image.metadata.namespace, ref.name);
+      const claim = claimKeyOf(claimNamespaceOf(image), ref.name);
       if (life.removed) {
         if (ref.uid && !removedIn(batch, claim, ref.uid)) batch.reads.want(claim, true);
       } else if (image.finest !== undefined && ref.uid) batch.reads.want(claim, true);
@@ -106,7 +107,7 @@ export const allocationRecords: RecordKind = {
 async function givenBack(batch: Batch, removed: AllocationRecord): Promise<boolean> {
   const ref = removed.spec.claimRef;
   if (!ref?.uid) return true;
-  const claimKey = claimKeyOf(removed.metadata.namespace, ref.name);
+  const claimKey = claimKeyOf(claimNamespaceOf(removed), ref.name);
   if (removedIn(batch, claimKey, ref.uid)) return true;
   const claim = await batch.reads.current<ClaimRecord>(claimKey);
   return claim?.t !== 'claim' || claim.metadata.uid !== ref.uid;
@@ -161,7 +162,7 @@ async function allocationThere(batch: Batch, key: ItemKey, current: Stored<Alloc
   const { ctx } = batch;
   if (await dropUnheldObject(ctx, key, current, await heldBy(batch, current))) return;
   const ref = current.spec.claimRef;
-  const claimKey = claimKeyOf(current.metadata.namespace, ref?.name ?? '');
+  const claimKey = claimKeyOf(claimNamespaceOf(current), ref?.name ?? '');
   if (current.finest !== undefined) {
     // A pool of a range of prefix lengths: its placer may have died before its check for overlap.
     const resolved = await resolvePlacement(
@@ -194,7 +195,17 @@ async function allocationThere(batch: Batch, key: ItemKey, current: Stored<Alloc
     if (sameKey(live.bound, key)) return;
     if (live.bound) {
       // A duplicate from a lost race for this claim: the claim holds another object.
-      if (current.origin === 'claim') await ctx.table.deleteBoundAllocation(key, ref.name, ref.uid);
+      if (current.origin !== 'claim') return;
+      const deleted = await ctx.table.deleteBoundAllocation(key, ref.name, ref.uid);
+      // Its attempt's place, unless the claim holds the value under it (a no-op for any other claim).
+      if (deleted && current.holder !== undefined && current.holder !== live.holder)
+        await ctx.table.quotas.give(poolIdOfAllocation(current), live.metadata.namespace, current.holder);
+      return;
+    }
+    // Its handler died before its settle. A shared pool's place it took may have been given back since
+    // (the repair sweep): taken again, within the limit, or the object goes and the claim decides anew.
+    if (current.holder !== undefined && !(await retakePlace(batch, live, current))) {
+      if (await reclaim(ctx, key, current, poolOf(batch))) await reconcileClaim(ctx, claimKey);
       return;
     }
     await settle(ctx, claimKey, live, allocatedOutcome(live, current, key, timestamp()));
@@ -206,10 +217,16 @@ async function allocationThere(batch: Batch, key: ItemKey, current: Stored<Alloc
     return;
   }
   if (live && (live.phase === 'Waiting' || live.phase === 'Allocating') && bindable(current, live)) {
+    if (isSharedClaim(live)) {
+      // A claim of another namespace binds through its decision, which takes its quota's place first.
+      await ctx.table.offerToClaim(claimKey, key);
+      await reconcileClaim(ctx, claimKey);
+      return;
+    }
     if (await ctx.table.setAllocationUid(key, ref.name, ref.uid, live.metadata.uid)) {
       const bound = {
         ...current,
-        spec: { ...current.spec, claimRef: { name: ref.name, uid: live.metadata.uid } },
+        spec: { ...current.spec, claimRef: { ...ref, uid: live.metadata.uid } },
       };
       await settle(ctx, claimKey, live, {
         ...allocatedOutcome(live, bound, key, timestamp()),
@@ -255,7 +272,7 @@ async function heldBy(batch: Batch, allocation: AllocationRecord) {
 async function allocationRemoved(batch: Batch, key: ItemKey, allocation: AllocationRecord): Promise<void> {
   const ref = allocation.spec.claimRef;
   if (!ref?.uid) return;
-  const claimKey = claimKeyOf(allocation.metadata.namespace, ref.name);
+  const claimKey = claimKeyOf(claimNamespaceOf(allocation), ref.name);
   if (removedIn(batch, claimKey, ref.uid)) return; // the claim went: it holds nothing
   let claim = await batch.reads.current<ClaimRecord>(claimKey);
   for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
@@ -272,6 +289,17 @@ async function allocationRemoved(batch: Batch, key: ItemKey, allocation: Allocat
     await new Promise((resolve) => setTimeout(resolve, delay));
     claim = await batch.reads.fresh<ClaimRecord>(claimKey);
   }
-  if (await batch.ctx.table.unbindClaim(claimKey, claim.metadata.uid, key))
+  if (await batch.ctx.table.unbindClaim(claimKey, claim.metadata.uid, key)) {
+    await giveHolderBack(batch.ctx, claim);
     await reconcileClaim(batch.ctx, claimKey);
+  }
+}
+
+/** Takes again the place a dead handler's object names (a no-op while it is still there). */
+async function retakePlace(batch: Batch, claim: ClaimRecord, allocation: AllocationRecord): Promise<boolean> {
+  const pool = await poolOf(batch)(poolKeyOf(poolIdOfAllocation(allocation)));
+  const share = pool?.t === 'pool' ? shareFor(pool, claim.metadata.namespace) : undefined;
+  if (!share) return false;
+  const id = poolIdOfAllocation(allocation);
+  return batch.ctx.table.quotas.take(id, claim.metadata.namespace, allocation.holder!, share.maxAllocations);
 }

@@ -27,7 +27,7 @@ import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../d
 import { poolKeyOf } from '../../store/keys.ts';
 import { poolIdOf, reconcileClaim } from '../allocation/decide.ts';
 import { claimValueChanged } from '../allocation/carving.ts';
-import { claimKeyOf } from './reconcile.ts';
+import { claimKeyOf, giveHolderBack, wakeWaiting } from './reconcile.ts';
 import { latestIn, sameKey, type Batch, type RecordKind, type Touched } from './kinds.ts';
 import { changed, typeOf, type ChangeRecord, type Life } from './records.ts';
 
@@ -129,8 +129,10 @@ function mustCheckBound(batch: Batch, life: Life, claim: ClaimRecord): boolean {
 async function checkBound(batch: Batch, key: ItemKey, claim: ClaimRecord): Promise<void> {
   const allocation = await batch.reads.current<AllocationRecord>(claim.bound!);
   if (allocation?.t === 'alloc' && allocation.spec.claimRef?.uid === claim.metadata.uid) return;
-  if (await batch.ctx.table.unbindClaim(key, claim.metadata.uid, claim.bound!))
+  if (await batch.ctx.table.unbindClaim(key, claim.metadata.uid, claim.bound!)) {
+    await giveHolderBack(batch.ctx, claim);
     await reconcileClaim(batch.ctx, key);
+  }
 }
 
 /**
@@ -151,7 +153,11 @@ async function claimRemoved(batch: Batch, claim: ClaimRecord): Promise<void> {
     // Retain keeps the value and the claim's name but clears the uid: a claim recreated under that name
     // may rebind through allow-binding (the seed document's promise); nobody else can take the value.
     if (await table.setAllocationUid(claim.bound, name, uid, '')) await table.offerToClaim(key, claim.bound);
-    return;
+  } else await table.deleteBoundAllocation(claim.bound, name, uid);
+  // A shared pool's claim: its place goes once its object holds nothing for it, and the namespace's
+  // claims that wait for a place are woken (a Retain pool frees no value to wake them).
+  if (claim.holder !== undefined) {
+    await giveHolderBack(batch.ctx, claim);
+    await wakeWaiting(batch.ctx, poolIdOf(claim));
   }
-  await table.deleteBoundAllocation(claim.bound, name, uid);
 }

@@ -38,9 +38,10 @@
  *     name, without its hold       answered 201
  *   user's object removed          its name goes with it                 delete its name hold
  */
-import { reconcileClaim } from '../allocation/decide.ts';
+import { poolIdOf, reconcileClaim } from '../allocation/decide.ts';
+import { claimNamespaceOf } from '../../domain/objects/sharing.ts';
 import { poolKindInfo, type PoolKind } from '../../domain/kinds.ts';
-import type { AllocationRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
+import type { AllocationRecord, ClaimRecord, ItemKey, PoolRecord } from '../../domain/objects/records.ts';
 import { tallyPool, type Known, type SlotChange } from '../counts/tally.ts';
 import { objectKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
@@ -87,10 +88,22 @@ export async function reclaim(
     // Retain keeps the value and the claim's name but clears the uid: a claim recreated under that name
     // may rebind through allow-binding (the seed document's promise); nobody else can take the value.
     if (!(await ctx.table.setAllocationUid(key, ref.name, ref.uid, ''))) return false;
-    await ctx.table.offerToClaim(claimKeyOf(allocation.metadata.namespace, ref.name), key);
-    return true;
-  }
-  return ctx.table.deleteBoundAllocation(key, ref.name, ref.uid);
+    await ctx.table.offerToClaim(claimKeyOf(claimNamespaceOf(allocation), ref.name), key);
+  } else if (!(await ctx.table.deleteBoundAllocation(key, ref.name, ref.uid))) return false;
+  // The place its claim's attempt took, if a shared pool's: nobody holds the object for that claim now.
+  if (allocation.holder !== undefined)
+    await ctx.table.quotas.give(
+      poolIdOfAllocation(allocation),
+      claimNamespaceOf(allocation),
+      allocation.holder,
+    );
+  return true;
+}
+
+/** Gives back the place a shared pool's claim held among its namespace's holders (store/quotas.ts). */
+export async function giveHolderBack(ctx: ClaimContext, claim: ClaimRecord): Promise<void> {
+  if (claim.holder === undefined) return;
+  await ctx.table.quotas.give(poolIdOf(claim), claim.metadata.namespace, claim.holder);
 }
 
 /**
@@ -120,6 +133,7 @@ export async function refreshPool(
   await wakeWaiting(ctx, id);
 }
 
-async function wakeWaiting(ctx: ClaimContext, id: PoolId): Promise<void> {
+/** Allocates (or re-decides) the claims that wait for a pool, oldest first. */
+export async function wakeWaiting(ctx: ClaimContext, id: PoolId): Promise<void> {
   for (const waiting of await ctx.table.waitingClaims(id, WAKE_LIMIT)) await reconcileClaim(ctx, waiting);
 }

@@ -1,0 +1,232 @@
+/**
+ * Pools shared with other namespaces (api.md, "Pools shared with other namespaces"; docs/sharing.md): an
+ * operator's pool in `infra` serves claims of tenant namespaces that name it with `poolRef.namespace`.
+ * The allocation object lives in the pool's namespace; a pool not shared with a namespace is, to it, a
+ * pool that does not exist; `maxAllocations` holds under any race, and a claim past it waits
+ * `QuotaExceeded` until a value of its namespace is released or the limit rises.
+ */
+import { describe, expect, it } from 'vitest';
+import { API_VERSION, claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
+import { conditionOf, expectInvalid } from './support.ts';
+import { newHolderToken } from '../../lib/domain/objects/sharing.ts';
+import { sweepNamespace } from '../../lib/service/repair/sweep.ts';
+
+const { allot } = useTestAllot();
+const ns = (namespace: string) => client(() => allot.url, namespace);
+const infra = ns('infra');
+const acme = ns('acme');
+const globex = ns('globex');
+
+const drained = () => allot.stream!.drained();
+const shared = (name: string, namespace = 'infra') => ({ kind: 'IndexPool', name, namespace });
+const reasonOf = (body: Record<string, any>) => conditionOf(body, 'Allocated')?.reason;
+
+async function sharedPool(name: string, ranges: string[], sharedWith: unknown[], extra = {}) {
+  const answer = await infra.put(`indexpools/${name}`, indexPool(name, ranges, { sharedWith, ...extra }));
+  expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(300);
+  return answer.body;
+}
+
+describe('a pool shared with other namespaces', () => {
+  it('refuses a malformed sharedWith, and poolRef.namespace that is not a name', async () => {
+    const refused: [unknown, string][] = [
+      ['acme', 'spec.sharedWith'],
+      [[{}], 'spec.sharedWith[0].namespace'],
+      [[{ namespace: 'Not A Name' }], 'spec.sharedWith[0].namespace'],
+      [[{ namespace: 'acme', maxAllocations: -1 }], 'spec.sharedWith[0].maxAllocations'],
+      [[{ namespace: 'acme', maxAllocations: 4001 }], 'spec.sharedWith[0].maxAllocations'],
+      [[{ namespace: 'acme', maxAllocations: 1.5 }], 'spec.sharedWith[0].maxAllocations'],
+      [[{ namespace: 'acme' }, { namespace: 'acme' }], 'spec.sharedWith[1].namespace'],
+      [[{ namespace: 'acme', extra: 1 }], 'spec.sharedWith[0].extra'],
+    ];
+    for (const [sharedWith, field] of refused) {
+      const answer = await infra.post('indexpools', indexPool('bad-share', ['1..3'], { sharedWith }));
+      expectInvalid(answer, field);
+    }
+    expect((await infra.get('indexpools/bad-share')).status).toBe(404);
+    const answer = await acme.post(
+      'claims',
+      claim('bad-ref', { kind: 'IndexPool', name: 'p', namespace: 'X!' }),
+    );
+    expectInvalid(answer, 'spec.poolRef.namespace');
+  });
+
+  it('allocates a tenant claim from the operator pool: the object in the pool namespace, refs carry namespaces', async () => {
+    await sharedPool('fip', ['100..199'], [{ namespace: 'acme' }]);
+    const made = await acme.post('claims', claim('web', shared('fip')));
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.status.value).toBe('100');
+    expect(made.body.spec.poolRef).toMatchObject({ namespace: 'infra', name: 'fip' });
+    expect(made.body.status.allocationRef).toEqual({
+      apiVersion: API_VERSION,
+      kind: 'Index',
+      name: 'fip-100',
+      namespace: 'infra',
+    });
+    const object = await infra.get('indices/fip-100');
+    expect(object.status).toBe(200);
+    expect(object.body.spec.claimRef).toEqual({
+      name: 'web',
+      uid: made.body.metadata.uid,
+      namespace: 'acme',
+    });
+    // Nothing of it is in the tenant's namespace but its claim.
+    expect((await acme.get('indices')).body.items).toEqual([]);
+    // Asking again binds idempotently.
+    expect((await acme.put('claims/web', claim('web', shared('fip')))).body.status.value).toBe('100');
+  });
+
+  it('is, to a namespace it is not shared with, a pool that does not exist; allocated once shared', async () => {
+    await sharedPool('private', ['1..9'], []);
+    const missing = await globex.post('claims', claim('ghost', shared('nowhere')));
+    const unshared = await globex.post('claims', claim('c1', shared('private')));
+    expect(reasonOf(unshared.body)).toBe('PoolNotFound');
+    // The same message as a pool that does not exist, but for its name.
+    expect(conditionOf(unshared.body, 'Allocated')?.message).toBe(
+      conditionOf(missing.body, 'Allocated')?.message.replace('nowhere', 'private'),
+    );
+    await sharedPool('private', ['1..9'], [{ namespace: '*' }]);
+    await eventually(async () => expect((await globex.get('claims/c1')).body.status.value).toBe('1'));
+  });
+
+  it('lets a named entry win over "*", and a namespace not named falls under "*"', async () => {
+    await sharedPool(
+      'star',
+      ['1..50'],
+      [
+        { namespace: '*', maxAllocations: 1 },
+        { namespace: 'acme', maxAllocations: 2 },
+      ],
+    );
+    const a1 = await acme.post('claims', claim('s1', shared('star')));
+    const a2 = await acme.post('claims', claim('s2', shared('star')));
+    const a3 = await acme.post('claims', claim('s3', shared('star')));
+    expect([a1, a2, a3].map((a) => reasonOf(a.body))).toEqual(['Allocated', 'Allocated', 'QuotaExceeded']);
+    const g1 = await globex.post('claims', claim('s1', shared('star')));
+    const g2 = await globex.post('claims', claim('s2', shared('star')));
+    expect([g1, g2].map((a) => reasonOf(a.body))).toEqual(['Allocated', 'QuotaExceeded']);
+    expect(conditionOf(g2.body, 'Allocated')?.message).toMatch(/maxAllocations/);
+  });
+
+  it('never lets 32 racing claims of one namespace hold more than maxAllocations', async () => {
+    await sharedPool('race', ['1..1000'], [{ namespace: 'acme', maxAllocations: 5 }]);
+    const answers = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => acme.post('claims', claim(`r${i}`, shared('race')))),
+    );
+    const allocated = answers.filter((a) => reasonOf(a.body) === 'Allocated');
+    expect(allocated).toHaveLength(5);
+    expect(answers.filter((a) => reasonOf(a.body) === 'QuotaExceeded')).toHaveLength(27);
+    expect(new Set(allocated.map((a) => a.body.status.value)).size).toBe(5);
+    await drained();
+    const objects = (await infra.get('indices?pool=race')).body.items;
+    expect(objects).toHaveLength(5);
+    const sharing = (await infra.get('indexpools/race')).body.status.sharing;
+    expect(sharing).toEqual([{ namespace: 'acme', allocated: 5, maxAllocations: 5 }]);
+  });
+
+  it('wakes a QuotaExceeded claim when one of its namespace values is released (Recycle and Retain)', async () => {
+    for (const reclaimPolicy of ['Recycle', 'Retain']) {
+      const pool = `wake-${reclaimPolicy.toLowerCase()}`;
+      await sharedPool(pool, ['1..100'], [{ namespace: 'acme', maxAllocations: 1 }], { reclaimPolicy });
+      expect(reasonOf((await acme.post('claims', claim(`${pool}-a`, shared(pool)))).body)).toBe('Allocated');
+      const waiting = await acme.post('claims', claim(`${pool}-b`, shared(pool)));
+      expect(reasonOf(waiting.body)).toBe('QuotaExceeded');
+      expect((await acme.delete(`claims/${pool}-a`)).status).toBe(200);
+      await eventually(async () =>
+        expect(reasonOf((await acme.get(`claims/${pool}-b`)).body)).toBe('Allocated'),
+      );
+    }
+  });
+
+  it('wakes a QuotaExceeded claim when the limit rises; a lowered limit takes nothing back', async () => {
+    await sharedPool('limit', ['1..100'], [{ namespace: 'acme', maxAllocations: 2 }]);
+    for (const name of ['l1', 'l2', 'l3']) await acme.post('claims', claim(name, shared('limit')));
+    expect(reasonOf((await acme.get('claims/l3')).body)).toBe('QuotaExceeded');
+    await sharedPool('limit', ['1..100'], [{ namespace: 'acme', maxAllocations: 3 }]);
+    await eventually(async () => expect(reasonOf((await acme.get('claims/l3')).body)).toBe('Allocated'));
+    await sharedPool('limit', ['1..100'], [{ namespace: 'acme', maxAllocations: 1 }]);
+    await drained();
+    for (const name of ['l1', 'l2', 'l3'])
+      expect(reasonOf((await acme.get(`claims/${name}`)).body)).toBe('Allocated');
+    // Two released: still at the lowered limit, so the next one waits.
+    await acme.delete('claims/l1');
+    await acme.delete('claims/l2');
+    await drained();
+    expect(reasonOf((await acme.post('claims', claim('l4', shared('limit')))).body)).toBe('QuotaExceeded');
+    await acme.delete('claims/l3');
+    await eventually(async () => expect(reasonOf((await acme.get('claims/l4')).body)).toBe('Allocated'));
+  });
+
+  it('names no claim of another namespace to a tenant, and shows every holder to the owner', async () => {
+    await sharedPool('names', ['1..10'], [{ namespace: '*' }]);
+    await acme.post('claims', claim('secret-acme-claim', shared('names'), { value: '5' }));
+    const taken = await globex.post('claims', claim('wants-5', shared('names'), { value: '5' }));
+    expect(reasonOf(taken.body)).toBe('ValueTaken');
+    expect(JSON.stringify(taken.body)).not.toContain('secret-acme-claim');
+    expect(JSON.stringify(taken.body)).not.toContain('acme');
+    const object = (await infra.get('indices/names-5')).body;
+    expect(object.spec.claimRef).toMatchObject({ name: 'secret-acme-claim', namespace: 'acme' });
+  });
+
+  it('keeps the values of a namespace removed from sharedWith; its new claims wait PoolNotFound', async () => {
+    await sharedPool('revoke', ['1..10'], [{ namespace: 'acme' }]);
+    expect((await acme.post('claims', claim('kept', shared('revoke')))).body.status.value).toBe('1');
+    await sharedPool('revoke', ['1..10'], []);
+    await drained();
+    expect((await acme.get('claims/kept')).body.status.value).toBe('1');
+    expect(reasonOf((await acme.post('claims', claim('late', shared('revoke')))).body)).toBe('PoolNotFound');
+  });
+
+  it('cascade-deletes a shared pool without touching the tenant namespace: its claims wait PoolNotFound', async () => {
+    await sharedPool('doomed', ['1..10'], [{ namespace: 'acme', maxAllocations: 3 }]);
+    await acme.post('claims', claim('d1', shared('doomed')));
+    expect((await infra.delete('indexpools/doomed')).status).toBe(409);
+    expect((await infra.call('DELETE', '/v1/namespaces/infra/indexpools/doomed?cascade=true')).status).toBe(
+      200,
+    );
+    await eventually(async () => {
+      const left = (await acme.get('claims/d1')).body;
+      expect(left.status.value).toBeUndefined();
+      expect(reasonOf(left)).toBe('PoolNotFound');
+    });
+    // Its place was given back: the pool made again serves the namespace up to its limit.
+    await sharedPool('doomed', ['1..10'], [{ namespace: 'acme', maxAllocations: 1 }]);
+    await eventually(async () => expect(reasonOf((await acme.get('claims/d1')).body)).toBe('Allocated'));
+  });
+
+  it('reports each namespace usage in status.sharing', async () => {
+    await sharedPool('usage', ['1..100'], [{ namespace: 'acme', maxAllocations: 4 }, { namespace: '*' }]);
+    await acme.post('claims', claim('u1', shared('usage')));
+    await acme.post('claims', claim('u2', shared('usage')));
+    await globex.post('claims', claim('u1', shared('usage')));
+    await drained();
+    const sharing = (await infra.get('indexpools/usage')).body.status.sharing;
+    expect(sharing).toEqual([
+      { namespace: 'acme', allocated: 2, maxAllocations: 4 },
+      { namespace: 'globex', allocated: 1 },
+    ]);
+  });
+
+  it('gives back, in one repair sweep, a place whose attempt died before its object; a young one stays', async () => {
+    await sharedPool('crash', ['1..10'], [{ namespace: 'acme', maxAllocations: 2 }]);
+    const pool = { namespace: 'infra', kind: 'IndexPool' as const, name: 'crash' };
+    // Two attempts that took their place and died: one long ago, one a moment ago.
+    const old = newHolderToken('died-long-ago', Date.now() - 10 * 60_000);
+    const young = newHolderToken('died-just-now');
+    expect(await allot.table.quotas.take(pool, 'acme', old, 2)).toBe(true);
+    expect(await allot.table.quotas.take(pool, 'acme', young, 2)).toBe(true);
+    const waiting = await acme.post('claims', claim('after-crash', shared('crash')));
+    expect(reasonOf(waiting.body)).toBe('QuotaExceeded');
+    const report = await sweepNamespace({ table: allot.table }, 'infra', { recheckMs: 0 });
+    expect(report.fixed.lostHolder).toBe(1);
+    await eventually(async () =>
+      expect(reasonOf((await acme.get('claims/after-crash')).body)).toBe('Allocated'),
+    );
+    const sharing = (await infra.get('indexpools/crash')).body.status.sharing;
+    expect(sharing).toEqual([{ namespace: 'acme', allocated: 2, maxAllocations: 2 }]);
+    // A second sweep finds nothing more: the young place is within its grace, the claim's is held.
+    expect((await sweepNamespace({ table: allot.table }, 'infra', { recheckMs: 0 })).found.lostHolder).toBe(
+      0,
+    );
+  });
+});
