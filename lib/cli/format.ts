@@ -42,13 +42,14 @@ export function utilisationBar(total: bigint, free: bigint): string {
   return `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${label.padStart(4)}`;
 }
 
-function condition(object: ApiObject, type: string): ApiObject | undefined {
+export function condition(object: ApiObject, type: string): ApiObject | undefined {
   return (object.status?.conditions ?? []).find((c: ApiObject) => c.type === type);
 }
 
-const poolRef = (ref: ApiObject | undefined) => (ref ? `${ref.kind}/${ref.name}` : '<none>');
+const poolRef = (ref: ApiObject | undefined) =>
+  ref ? `${ref.namespace ? `${ref.namespace}/` : ''}${ref.kind}/${ref.name}` : '<none>';
 
-function candidates(pool: ApiObject): string {
+export function candidates(pool: ApiObject): string {
   const spec = pool.spec ?? {};
   if (pool.kind === 'IndexPool') return (spec.ranges ?? []).join(',');
   // A carved pool's prefixes are its claim's value (status.prefixes).
@@ -94,7 +95,8 @@ export const CLAIM_COLUMNS: readonly Column[] = [
 function claimOf(o: ApiObject): string {
   const ref = o.spec?.claimRef;
   if (!ref) return '<none>';
-  return ref.uid ? ref.name : `${ref.name} (unbound)`;
+  const name = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+  return ref.uid ? name : `${name} (unbound)`;
 }
 
 function valueOf(o: ApiObject): string {
@@ -115,6 +117,14 @@ export const ALLOCATION_COLUMNS: readonly Column[] = [
     wide: true,
   },
 ];
+
+/** `acme (max 2), *`: a pool's spec.sharedWith on one line. */
+function sharedWithText(entries: readonly ApiObject[]): string {
+  if (entries.length === 0) return '<none>';
+  return entries
+    .map((e) => `${e.namespace}${e.maxAllocations === undefined ? '' : ` (max ${e.maxAllocations})`}`)
+    .join(', ');
+}
 
 export interface Run {
   state: 'taken' | 'free' | 'excluded';
@@ -255,11 +265,18 @@ export function renderDescribe(pool: ApiObject, values: readonly string[], trunc
     field('Network and broadcast', spec.excludeNetworkAndBroadcast ? 'excluded' : 'included', '  ');
   field('Reclaim policy', spec.reclaimPolicy, '  ');
   if (spec.quarantineSeconds !== undefined) field('Quarantine seconds', spec.quarantineSeconds, '  ');
+  if (spec.sharedWith !== undefined) field('Shared with', sharedWithText(spec.sharedWith), '  ');
   lines.push('Status:');
   field('Allocated', status.allocated ?? 0, '  ');
   field('Total', status.total ?? '', '  ');
   field('Free', status.free ?? '', '  ');
   if (status.quarantined !== undefined) field('Quarantined', status.quarantined, '  ');
+  for (const usage of status.sharing ?? [])
+    field(
+      `Held by ${usage.namespace}`,
+      `${usage.allocated}${usage.maxAllocations === undefined ? '' : ` of ${usage.maxAllocations}`}`,
+      '  ',
+    );
   const available = condition(pool, 'Available');
   if (available) field('Available', `${available.status} (${available.reason}): ${available.message}`, '  ');
   field('Utilisation', utilisationBar(BigInt(status.total ?? '0'), BigInt(status.free ?? '0')));

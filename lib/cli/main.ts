@@ -2,10 +2,12 @@
  * `allot`: a kubectl-like CLI for the API. `run` takes its arguments and its streams, so tests drive it
  * in-process; bin/allot.ts is the executable.
  */
+import { renderSharedPools, sharedPoolsOf } from './shared.ts';
+import { POOL_RESOURCES, poolFlag, resourcesOf } from './resources.ts';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { API_VERSION, POOL_KINDS, RESOURCES, kindOfResource, type Resource } from '../domain/kinds.ts';
+import { API_VERSION, POOL_KINDS, kindOfResource, type Resource } from '../domain/kinds.ts';
 import {
   ALLOCATION_COLUMNS,
   CLAIM_COLUMNS,
@@ -46,7 +48,7 @@ Usage:
   allot apply -f <file|-> [--wait]            create or update what the manifests describe (YAML or JSON)
   allot get <resource> [name] [-l selector] [--field-selector f=v] [-o table|wide|json|yaml]
   allot describe <pool-resource> <name>       spec, status, utilisation and a map of taken and free values
-  allot claim <name> --pool <kind>/<pool> [--value v] [--within w] [--reserved a,b]
+  allot claim <name> --pool [<namespace>/]<kind>/<pool> [--value v] [--within w] [--reserved a,b]
               [--prefix-length L] [--owner <kind>/<name>] [--lease-seconds S] [--wait]
   allot preview <pool> [--count N] [--prefix-length L] [--within w] [--reserved a,b]
                                               the values claims made now would get (holds nothing)
@@ -180,25 +182,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   }
 }
 
-const POOL_RESOURCES = POOL_KINDS.map((info) => info.resource);
-const ALLOCATION_RESOURCES = POOL_KINDS.map((info) => info.allocationResource);
-
-/** `pools`, `indexpool`, `IndexPool`, `index`, … → the resources a name stands for. */
-export function resourcesOf(word: string): Resource[] {
-  const w = word.toLowerCase();
-  if (w === 'pools' || w === 'pool') return [...POOL_RESOURCES];
-  if (w === 'allocations' || w === 'allocation') return [...ALLOCATION_RESOURCES];
-  for (const resource of RESOURCES) {
-    const kind = kindOfResource(resource).toLowerCase();
-    if (w === resource || w === kind || `${w}s` === resource) return [resource];
-  }
-  if (w === 'indexes') return ['indices'];
-  throw new CliError(
-    `unknown resource "${word}"; use one of pools, ${POOL_RESOURCES.join(', ')}, claims, allocations, ${ALLOCATION_RESOURCES.join(', ')}`,
-    [],
-    2,
-  );
-}
+export { resourcesOf };
 
 function columnsOf(resource: Resource): readonly Column[] {
   if (resource === 'claims') return CLAIM_COLUMNS;
@@ -340,16 +324,20 @@ class Cli {
     for (const resource of resources)
       lists.push({ resource, items: await this.list(resource, selected.toString()) });
     const items = lists.flatMap((list) => list.items);
+    // Pools of other namespaces shared with this one, with its own usage and limit (a tenant's view).
+    const shared = await sharedPoolsOf(this.api, this.options.namespace, resources, selected.size > 0);
     if (output === 'json' || output === 'yaml') {
-      this.print({ apiVersion: 'v1', kind: 'List', items }, output);
+      this.print({ apiVersion: 'v1', kind: 'List', items: [...items, ...shared] }, output);
       return 0;
     }
-    if (items.length === 0) {
+    if (items.length + shared.length === 0) {
       this.io.err(`No resources found in ${this.options.namespace} namespace.`);
       return 0;
     }
     // One table for a kind family: pools share their columns, as do allocation objects.
-    this.io.out(renderTable(columnsOf(resources[0]!), items, output === 'wide'));
+    if (items.length) this.io.out(renderTable(columnsOf(resources[0]!), items, output === 'wide'));
+    if (shared.length)
+      this.io.out(renderSharedPools(this.options.namespace, shared, output === 'wide', items.length > 0));
     return 0;
   }
 
@@ -397,20 +385,8 @@ class Cli {
     return 0;
   }
 
-  private async claimPool(): Promise<{ kind: string; name: string }> {
-    const text = this.options.pool;
-    if (!text) throw new CliError('claim needs --pool <kind>/<name>, e.g. --pool indexpool/asn-pool', [], 2);
-    const [kindText, poolName, ...more] = text.split('/');
-    if (!kindText || !poolName || more.length)
-      throw new CliError(`--pool must be <kind>/<name> (got ${text})`, [], 2);
-    const [resource, ...others] = resourcesOf(kindText);
-    if (!resource || others.length || !POOL_RESOURCES.includes(resource as never))
-      throw new CliError(
-        `--pool kind must be indexpool, ipaddresspool or ipprefixpool (got ${kindText})`,
-        [],
-        2,
-      );
-    return { kind: kindOfResource(resource), name: poolName };
+  private claimPool() {
+    return poolFlag(this.options.pool);
   }
 
   async claim(args: string[]): Promise<number> {

@@ -32,7 +32,8 @@ export type V1OperationName =
   | 'renewClaim'
   | 'occupancy'
   | 'preview'
-  | 'repair';
+  | 'repair'
+  | 'sharedPools';
 
 export type OperationName =
   | V1OperationName
@@ -133,6 +134,13 @@ export const ROUTES: readonly Route[] = [
   ...RESOURCES.flatMap((resource) => resourceRoutes(resource)),
   // The repair sweep of one namespace, on demand (`allot repair`); `?dryRun=true` changes nothing.
   { method: 'POST', path: '/v1/namespaces/{namespace}/repair', operation: 'repair', function: 'repair' },
+  // The pools of other namespaces shared with this one (service/operations/shared-pools.ts).
+  {
+    method: 'GET',
+    path: '/v1/namespaces/{namespace}/sharedpools',
+    operation: 'sharedPools',
+    function: 'api',
+  },
 ];
 
 /**

@@ -125,6 +125,16 @@ export function holdersKey(pool: PoolId, namespace?: string): ItemKey {
   return { pk: `Q#${pool.namespace}#${pool.kind}#${pool.name}`, sk: namespace ?? '' };
 }
 
+/**
+ * Where a namespace finds the pools of other namespaces shared with it (`allot get pools`, the tenant's
+ * `sharedpools` route): `S#<namespace or *>` / `<pool ns>#<poolKind>#<pool>`, written before the pool
+ * names the namespace and deleted after it stops; a read checks each pool's spec, so a leftover is
+ * never shown.
+ */
+export function shareKey(namespace: string, pool?: PoolId): ItemKey {
+  return { pk: `S#${namespace}`, sk: pool ? `${pool.namespace}#${pool.kind}#${pool.name}` : '' };
+}
+
 export function nameKey(namespace: string, resource: Resource, name: string): ItemKey {
   return { pk: `N#${namespace}#${resource}#${name}`, sk: 'N' };
 }

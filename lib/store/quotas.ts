@@ -5,10 +5,11 @@
  * decides every race on the item, so however many claims race, the set never grows past the limit, and
  * adding a place twice (a retried request) adds it once.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { PoolKind } from '../domain/kinds.ts';
 import type { HoldersRecord } from '../domain/objects/records.ts';
 import type { TableClient } from './client.ts';
-import { holdersKey, type PoolId } from './keys.ts';
+import { holdersKey, shareKey, type PoolId } from './keys.ts';
 
 export interface NamespaceHolders {
   namespace: string;
@@ -77,5 +78,58 @@ export class Quotas {
       start = result.LastEvaluatedKey;
     } while (start);
     return found;
+  }
+
+  /** One namespace's holders of the pool, read consistently. */
+  async holdersOf(pool: PoolId, namespace: string): Promise<string[]> {
+    const result = await this.io.doc.send(
+      new GetCommand({
+        TableName: this.io.tableName,
+        Key: holdersKey(pool, namespace),
+        ConsistentRead: true,
+      }),
+    );
+    const holders = (result.Item as HoldersRecord | undefined)?.holders;
+    return holders ? [...holders] : [];
+  }
+
+  /** Lists the pool under each namespace (or `*`) it is shared with (keys.ts `shareKey`). */
+  async share(pool: PoolId, namespaces: readonly string[]): Promise<void> {
+    for (const namespace of namespaces)
+      await this.io.doc.send(
+        new PutCommand({ TableName: this.io.tableName, Item: { ...shareKey(namespace, pool), t: 'share' } }),
+      );
+  }
+
+  async unshare(pool: PoolId, namespaces: readonly string[]): Promise<void> {
+    for (const namespace of namespaces)
+      await this.io.doc.send(
+        new DeleteCommand({ TableName: this.io.tableName, Key: shareKey(namespace, pool) }),
+      );
+  }
+
+  /** The pools listed as shared with `namespace` or with every namespace, read consistently. */
+  async sharedWith(namespace: string): Promise<PoolId[]> {
+    const pools: PoolId[] = [];
+    for (const listed of [namespace, '*']) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const result = await this.io.doc.send(
+          new QueryCommand({
+            TableName: this.io.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': shareKey(listed).pk },
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of result.Items ?? []) {
+          const [poolNamespace, kind, ...name] = (item.sk as string).split('#');
+          pools.push({ namespace: poolNamespace!, kind: kind as PoolKind, name: name.join('#') });
+        }
+        start = result.LastEvaluatedKey;
+      } while (start);
+    }
+    return pools;
   }
 }

@@ -122,6 +122,23 @@ export class Table extends TableClient {
   }
 
   /** Deletes an object at revision `rv` (any revision when absent); returns what was deleted. */
+  /**
+   * Marks a pool that a cascade is deleting (PoolRecord.deleting), if it is still the pool with `uid`: its
+   * claims of other namespaces, which the cascade leaves, wait for it instead of taking its values again.
+   */
+  async markDeleting(key: ItemKey, uid: string): Promise<boolean> {
+    return this.conditional(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET deleting = :now',
+        ConditionExpression: '#m.#uid = :uid',
+        ExpressionAttributeNames: { '#m': 'metadata', '#uid': 'uid' },
+        ExpressionAttributeValues: { ':now': timestamp(), ':uid': uid },
+      }),
+    );
+  }
+
   async deleteItem<T>(key: ItemKey, expect?: { rv?: number; uid?: string }): Promise<Stored<T> | undefined> {
     const conditions: string[] = ['attribute_exists(pk)'];
     const values: Item = {};

@@ -174,6 +174,8 @@ async function workload(ns: string) {
     spec: { prefixes: ['10.1.0.0/24'], allocationPrefixLength: 28 },
   });
   await ok('PUT', 'ipprefixpools/pfx', { spec: { prefixes: ['10.1.0.0/23'], allocationPrefixLength: 28 } });
+  // Pools of other namespaces shared with this one: none here (test/access/sharing.test.ts has some).
+  expect((await ok('GET', 'sharedpools')).body.items).toEqual([]);
   await ok('POST', 'claims', { metadata: { name: 'web' }, spec: poolRef('IndexPool', 'shared') });
   await ok('PUT', 'claims/web', { metadata: { name: 'web' }, spec: poolRef('IndexPool', 'shared') });
   await ok('PUT', 'claims/db', { spec: { ...poolRef('IPAddressPool', 'ips'), value: '10.0.0.3' } });

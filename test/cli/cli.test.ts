@@ -436,6 +436,38 @@ describe('quarantine', () => {
   });
 });
 
+describe('a pool shared with other namespaces', () => {
+  it('claims from an operator pool with --pool <namespace>/<kind>/<name>; get pools shows a tenant its usage and limit', async () => {
+    const stdin =
+      'kind: IndexPool\nmetadata: { name: fip }\nspec: { ranges: ["900..909"], sharedWith: [{ namespace: cli-acme, maxAllocations: 2 }, { namespace: cli-globex }] }';
+    expect((await allotCli('apply -f -', { stdin, namespace: 'cli-infra' })).code).toBe(0);
+    expect((await allotCli('claim web --pool cli-infra/indexpool/fip', { namespace: 'cli-acme' })).out).toBe(
+      'claim/web: 900 from IndexPool fip (Index fip-900)',
+    );
+    await allotCli('claim db --pool cli-infra/indexpool/fip', { namespace: 'cli-globex' });
+    // FREE is the pool's, counted by the stream: waited for.
+    const tenant = await eventually(async () => {
+      const lines = (await allotCli('get pools', { namespace: 'cli-acme' })).out.split('\n');
+      expect(lines[2]!.split(/ {3,}/)).toEqual(['cli-infra', 'fip', 'IndexPool', '1', '2', '8', 'True']);
+      return lines;
+    });
+    expect(tenant[0]).toBe('Shared with cli-acme (claim with --pool <namespace>/<kind>/<name>):');
+    expect(tenant[1]).toMatch(/^NAMESPACE +NAME +KIND +HELD +LIMIT +FREE +AVAILABLE$/);
+    expect(tenant.join('\n')).not.toContain('globex');
+    const claims = (await allotCli('get claims', { namespace: 'cli-acme' })).out;
+    expect(claims).toMatch(/web +cli-infra\/IndexPool\/fip +900 +True +Allocated/);
+    const described = (await allotCli('describe indexpool fip', { namespace: 'cli-infra' })).out.split('\n');
+    expect(described).toContain('  Shared with:            cli-acme (max 2), cli-globex');
+    expect(described).toContain('  Held by cli-acme:       1 of 2');
+    expect(described).toContain('  Held by cli-globex:     1');
+    const objects = (await allotCli('get indices', { namespace: 'cli-infra' })).out;
+    expect(objects).toMatch(/fip-900 +IndexPool\/fip +900 +cli-acme\/web /);
+    expect((await allotCli('claim x --pool a/b/c/d', { namespace: 'cli-acme' })).err).toContain(
+      '--pool must be <kind>/<name> or <namespace>/<kind>/<name>',
+    );
+  });
+});
+
 describe('usage and connection errors', () => {
   it.each([
     ['frobnicate', 'error: unknown command "frobnicate"'],

@@ -229,4 +229,72 @@ describe('a pool shared with other namespaces', () => {
       0,
     );
   });
+
+  it('lists, to a tenant, the pools shared with it with its own usage and limit, and nothing of others', async () => {
+    await sharedPool(
+      'listed',
+      ['1..20'],
+      [{ namespace: 'acme', maxAllocations: 3 }, { namespace: 'globex' }],
+    );
+    await sharedPool('everyone', ['1..5'], [{ namespace: '*' }]);
+    await sharedPool('unlisted', ['1..5'], [{ namespace: 'globex' }]);
+    await acme.post('claims', claim('listed-1', shared('listed')));
+    await globex.post('claims', claim('listed-g', shared('listed')));
+    const answer = await acme.get('sharedpools');
+    expect(answer.status).toBe(200);
+    expect(answer.body.kind).toBe('SharedPoolList');
+    const byName = Object.fromEntries(
+      answer.body.items.map((item: Record<string, any>) => [item.metadata.name, item]),
+    );
+    expect(byName.listed.status.share).toEqual({ namespace: 'acme', allocated: 1, maxAllocations: 3 });
+    expect(byName.listed.metadata.namespace).toBe('infra');
+    expect(byName.everyone.status.share).toEqual({ namespace: 'acme', allocated: 0 });
+    expect(byName.unlisted).toBeUndefined();
+    // No other namespace is named: neither its entry in sharedWith nor its holdings.
+    expect(JSON.stringify(answer.body)).not.toContain('globex');
+    // Unshared since: gone from the list.
+    await sharedPool('listed', ['1..20'], [{ namespace: 'globex' }]);
+    const after = (await acme.get('sharedpools')).body.items.map(
+      (item: Record<string, any>) => item.metadata.name,
+    );
+    expect(after).not.toContain('listed');
+    expect(after).toContain('everyone');
+  });
+
+  it('places tenants’ prefixes of a shared pool of a range of lengths among the pool’s objects', async () => {
+    const answer = await infra.put('ipprefixpools/nets', {
+      apiVersion: API_VERSION,
+      kind: 'IPPrefixPool',
+      metadata: { name: 'nets' },
+      spec: {
+        prefixes: ['10.20.0.0/16'],
+        allocationPrefixLengths: { min: 20, max: 28, default: 24 },
+        sharedWith: [{ namespace: '*', maxAllocations: 2 }],
+      },
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    const ref = { kind: 'IPPrefixPool', name: 'nets', namespace: 'infra' };
+    const mine = await acme.post('claims', claim('net-a', ref, { prefixLength: 22 }));
+    const theirs = await globex.post('claims', claim('net-g', ref, { prefixLength: 22 }));
+    expect([mine, theirs].map((a) => reasonOf(a.body))).toEqual(['Allocated', 'Allocated']);
+    expect(mine.body.status.value).not.toBe(theirs.body.status.value);
+    const same = await globex.post('claims', claim('net-same', ref, { value: mine.body.status.value }));
+    expect(reasonOf(same.body)).toBe('ValueTaken');
+    expect(JSON.stringify(same.body)).not.toContain('net-a');
+    const objects = (await infra.get('ipprefixes?pool=nets')).body.items;
+    expect(objects.map((o: Record<string, any>) => o.spec.claimRef.namespace).sort()).toEqual([
+      'acme',
+      'globex',
+    ]);
+    // net-same's attempts (its handler's, then the stream function's on its Waiting record) each hold a
+    // place for a moment: a claim refused meanwhile is woken when the place is given back.
+    await globex.post('claims', claim('net-g2', ref, { prefixLength: 24 }));
+    await globex.post('claims', claim('net-g3', ref, { prefixLength: 24 }));
+    await eventually(async () => {
+      const reasons = await Promise.all(
+        ['net-g2', 'net-g3'].map(async (name) => reasonOf((await globex.get(`claims/${name}`)).body)),
+      );
+      expect(reasons.sort()).toEqual(['Allocated', 'QuotaExceeded']);
+    });
+  });
 });

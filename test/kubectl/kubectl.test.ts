@@ -70,7 +70,16 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
     expect(table[0]![3]).toBe('AGE');
     expect(table[1]![3]).toMatch(/^\d+s$/);
     const wide = rows(await ok(['get', 'indexpools', '-o', 'wide']));
-    expect(wide[0]).toEqual(['NAME', 'ALLOCATED', 'TOTAL', 'FREE', 'QUARANTINED', 'AVAILABLE', 'AGE']);
+    expect(wide[0]).toEqual([
+      'NAME',
+      'ALLOCATED',
+      'TOTAL',
+      'FREE',
+      'QUARANTINED',
+      'AVAILABLE',
+      'SHAREDWITH',
+      'AGE',
+    ]);
     // asn-pool does not quarantine: QUARANTINED is empty (the split on runs of spaces skips it)
     expect(wide[1]!.slice(0, 5)).toEqual(['asn-pool', '3', '94968318', '94968315', 'True']);
   });
@@ -95,11 +104,55 @@ describe.runIf(haveKubectl)('kubectl against Allot', () => {
       expect(await ok(['get', 'indexpool', 'quiet-pool', '-o', 'jsonpath={.status.quarantined}'])).toBe('1'),
     );
     const wide = rows(await ok(['get', 'indexpool', 'quiet-pool', '-o', 'wide']));
-    expect(wide[0]).toEqual(['NAME', 'ALLOCATED', 'TOTAL', 'FREE', 'QUARANTINED', 'AVAILABLE', 'AGE']);
+    expect(wide[0]).toEqual([
+      'NAME',
+      'ALLOCATED',
+      'TOTAL',
+      'FREE',
+      'QUARANTINED',
+      'AVAILABLE',
+      'SHAREDWITH',
+      'AGE',
+    ]);
     // one value held back: not allocated, not free
     expect(wide[1]!.slice(0, 6)).toEqual(['quiet-pool', '0', '10', '9', '1', 'True']);
     expect(rows(await ok(['get', 'indexpool', 'quiet-pool']))[0]).not.toContain('QUARANTINED');
     await ok(['delete', 'indexpool', 'quiet-pool']);
+  });
+
+  it('shows a shared pool: SharedWith in -o wide, the tenant claim’s pool namespace, its object’s claimRef', async () => {
+    const pool = {
+      apiVersion: API_VERSION,
+      kind: 'IndexPool',
+      metadata: { name: 'fip', namespace: 'kube-infra' },
+      spec: {
+        ranges: ['500..509'],
+        sharedWith: [{ namespace: 'kube-acme', maxAllocations: 2 }, { namespace: '*' }],
+      },
+    };
+    const claim = {
+      apiVersion: API_VERSION,
+      kind: 'Claim',
+      metadata: { name: 'web', namespace: 'kube-acme' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'fip', namespace: 'kube-infra' } },
+    };
+    await ok(['apply', '-f', '-'], JSON.stringify(pool));
+    await ok(['apply', '-f', '-'], JSON.stringify(claim));
+    const wide = rows(await ok(['get', 'indexpools', '-n', 'kube-infra', '-o', 'wide']));
+    expect(wide[0]!.at(-2)).toBe('SHAREDWITH');
+    expect(wide[1]!.at(-2)).toBe('kube-acme(2),*');
+    const claims = rows(await ok(['get', 'claims', '-n', 'kube-acme']));
+    expect(claims[1]!.slice(0, 3)).toEqual(['web', 'kube-infra/fip', '500']);
+    const ref = await ok([
+      'get',
+      'indices',
+      'fip-500',
+      '-n',
+      'kube-infra',
+      '-o',
+      'jsonpath={.spec.claimRef.namespace}',
+    ]);
+    expect(ref).toBe('kube-acme');
   });
 
   it("shows a lease's end: in -o wide and by jsonpath", async () => {

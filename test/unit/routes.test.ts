@@ -14,10 +14,13 @@ function concrete(
 const label = (route: Route) => `${route.method} ${route.path}`;
 
 describe('the route table', () => {
-  it("serves healthz, openapi.json, five routes per resource, the map and the preview of each pool kind, a claim's renewal and the repair sweep", () => {
-    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 3 + 1 + 1);
+  it("serves healthz, openapi.json, five routes per resource, the map and the preview of each pool kind, a claim's renewal, the repair sweep and the pools shared with a namespace", () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 3 + 1 + 1 + 1);
     expect(ROUTES.filter((route) => route.operation === 'repair').map(label)).toEqual([
       'POST /v1/namespaces/{namespace}/repair',
+    ]);
+    expect(ROUTES.filter((route) => route.operation === 'sharedPools').map(label)).toEqual([
+      'GET /v1/namespaces/{namespace}/sharedpools',
     ]);
     expect(RESOURCES).toEqual([
       'indexpools',

@@ -61,6 +61,11 @@ export interface PoolRecord {
    * one, and since when (service/allocation/carving.ts writes it).
    */
   carved?: { prefixes: string[]; since: string; claimUid: string };
+  /**
+   * A cascade is deleting it (since when): to claims it is gone already, so a claim of another namespace
+   * that the cascade leaves waits for it rather than taking another of its values.
+   */
+  deleting?: string;
   /** Bumped on every write by a handler: replace and delete are conditional on it. */
   rv: number;
 }

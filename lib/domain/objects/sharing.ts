@@ -62,6 +62,11 @@ export function sharedWithOf(pool: PoolRecord): readonly SharedWithEntry[] {
   return Array.isArray(pool.spec.sharedWith) ? (pool.spec.sharedWith as SharedWithEntry[]) : [];
 }
 
+/** The namespaces (and `"*"`) a pool spec shares itself with. */
+export function sharedNamespaces(spec: PoolRecord['spec']): string[] {
+  return Array.isArray(spec.sharedWith) ? (spec.sharedWith as SharedWithEntry[]).map((e) => e.namespace) : [];
+}
+
 /**
  * What a pool allows a namespace: undefined when it is not shared with it (to that namespace, the pool
  * does not exist); else the most values it may hold. An entry naming the namespace wins over `"*"`.

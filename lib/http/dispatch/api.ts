@@ -15,6 +15,7 @@ import {
   replaceAllocation,
 } from '../../service/operations/allocations.ts';
 import { previewPool } from '../../service/operations/preview.ts';
+import { listSharedPools } from '../../service/operations/shared-pools.ts';
 import type { Resource } from '../../domain/kinds.ts';
 import { allocationOfResource, poolOfResource, withResource, type OperationTable } from './dispatch.ts';
 import { buildOpenApi } from '../openapi/openapi.ts';
@@ -85,4 +86,5 @@ export const API_OPERATIONS: OperationTable = {
   kubeResources: () => document(apiResourceListDocument),
   kubeOpenApi: () => document(kubeOpenApiRoot),
   kubeOpenApiGroup: () => document(() => kubeGroupOpenApi().document),
+  sharedPools: () => listSharedPools,
 };

@@ -71,16 +71,39 @@ const POOL_COLUMNS: readonly Column[] = [
     description: 'the Available condition: True while a candidate is free',
     cell: (pool) => text(conditionOf(pool, 'Available')?.status),
   },
+  {
+    name: 'SharedWith',
+    type: 'string',
+    description:
+      'spec.sharedWith: the namespaces whose claims may name the pool, each with its maxAllocations',
+    priority: 1,
+    cell: (pool) => sharedWithCell(pool.spec?.sharedWith),
+  },
   AGE,
 ];
+
+/** `acme(2),*`: kubectl's compact form of a list (as its `-o wide` prints selectors). */
+function sharedWithCell(entries: unknown): string {
+  if (!Array.isArray(entries)) return '';
+  return entries
+    .map((e: { namespace?: string; maxAllocations?: number }) =>
+      e.maxAllocations === undefined ? `${e.namespace}` : `${e.namespace}(${e.maxAllocations})`,
+    )
+    .join(',');
+}
 
 const CLAIM_COLUMNS: readonly Column[] = [
   NAME,
   {
     name: 'Pool',
     type: 'string',
-    description: 'spec.poolRef.name',
-    cell: (claim) => text(claim.spec?.poolRef?.name),
+    description: 'spec.poolRef.name, after its namespace when it names a pool of another namespace',
+    cell: (claim) =>
+      text(
+        claim.spec?.poolRef?.namespace
+          ? `${claim.spec.poolRef.namespace}/${claim.spec.poolRef.name}`
+          : claim.spec?.poolRef?.name,
+      ),
   },
   {
     name: 'Value',

@@ -16,6 +16,7 @@ import { CLAIM_IN_USE_EXAMPLE, PREVIEW_PARAMETERS } from './extras.ts';
 import { EXPIRED_EXAMPLE, LIST_QUERY_PARAMETERS } from './watch.ts';
 import { SCHEMAS, type Schema } from '../../domain/objects/schemas.ts';
 import { REPAIR_DRY_RUN, REPAIR_REPORT_SCHEMA, REPAIR_RESPONSE } from './repair.ts';
+import { SHARED_POOLS_RESPONSE } from './extras.ts';
 
 type Example = { summary: string; value: Record<string, unknown> };
 
@@ -436,6 +437,7 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
     return { description: 'this document', content: json({ type: 'object', description: 'OpenAPI 3.1' }) };
   if (route.operation === 'occupancy') return OCCUPANCY_RESPONSE;
   if (route.operation === 'repair') return REPAIR_RESPONSE;
+  if (route.operation === 'sharedPools') return SHARED_POOLS_RESPONSE;
   if (route.operation === 'preview')
     return {
       description: `the values, in order, that claims on the ${kind} made now by one caller would get; nothing is written or held`,

@@ -17,6 +17,7 @@ export const SUCCESS: Record<V1OperationName, number> = {
   occupancy: 200,
   preview: 200,
   repair: 200,
+  sharedPools: 200,
 };
 
 /** The errors each operation can answer with, besides 500. */
@@ -35,4 +36,5 @@ export const ERRORS: Record<V1OperationName, readonly string[]> = {
   occupancy: ['BadRequest', 'NotFound'],
   preview: ['BadRequest', 'NotFound', 'Invalid'],
   repair: ['BadRequest', 'NotFound'],
+  sharedPools: ['BadRequest'],
 };

@@ -27,7 +27,7 @@ import { decideRanged, type RangedParts } from './prefix-search.ts';
 import { liveClaim } from '../leases/leases.ts';
 import { endQuarantine } from '../leases/quarantine.ts';
 import { searchOrigin, searcher, searchWithSpread, type PrefetchedSummary } from './search.ts';
-import { givePlace, quotaMessage, takePlace } from './quota.ts';
+import { givePlace, quotaMessage, takePlace, type Place } from './quota.ts';
 import { claimNamespaceOf, isSharedClaim, poolNamespaceOf } from '../../domain/objects/sharing.ts';
 import {
   adjustSpread,
@@ -45,6 +45,8 @@ export { hintOf, summarised } from './search-memory.ts';
 export type Outcome = Pick<ClaimRecord, 'status' | 'phase' | 'bound' | 'holder'> & {
   /** An allocation object this attempt created or bound, to undo if the settle loses. */
   took?: { key: ItemKey; created: boolean; previousUid: string };
+  /** A shared pool's place this attempt took and gave back: its namespace's claims that wait may fit. */
+  gaveBack?: Place;
 };
 
 export type WaitingReason =
@@ -216,15 +218,18 @@ export async function decide(
   const now = (ctx.now ?? timestamp)();
   const ref = claim.spec.poolRef;
   const missing = () => waiting('PoolNotFound', `${ref.kind} ${ref.name} does not exist`, now);
-  if (!pool) return missing();
+  if (!pool || pool.deleting !== undefined) return missing();
   if (!isSharedClaim(claim)) return decideInPool(ctx, claim, pool, offers, options, now);
   // A pool of another namespace: to a namespace it is not shared with, a pool that does not exist.
   const place = await takePlace(ctx, claim, pool);
   if (place === 'not shared') return missing();
   if (place === 'quota used up') return waiting('QuotaExceeded', quotaMessage(claim, pool), now);
   const decision = await decideInPool(ctx, claim, pool, offers, options, now, place.token);
-  if (decision.outcome.phase !== 'Allocated') await givePlace(ctx, place);
-  else decision.outcome.holder = place.token;
+  if (decision.outcome.phase === 'Allocated') decision.outcome.holder = place.token;
+  else {
+    await givePlace(ctx, place);
+    decision.outcome.gaveBack = place;
+  }
   return decision;
 }
 
@@ -433,7 +438,7 @@ export async function settle(
   claim: ClaimRecord,
   outcome: Outcome,
 ): Promise<ClaimRecord | undefined> {
-  const { took, ...state } = outcome;
+  const { took, gaveBack: _gaveBack, ...state } = outcome;
   if (!took && sameState(claim, state)) return claim;
   try {
     await ctx.table.settleClaim(key, claim.metadata.uid, state, claim);
@@ -505,8 +510,33 @@ export async function takeOver(
 ): Promise<ClaimRecord | undefined> {
   const pool = await readPool(ctx, poolIdOf(claim));
   const { outcome } = await decide(ctx, claim, pool, Object.values(claim.offers ?? {}));
-  return settle(ctx, key, claim, outcome);
+  const settled = await settle(ctx, key, claim, outcome);
+  // After the settle, so this claim no longer says QuotaExceeded if it said so (no wake of itself).
+  if (outcome.gaveBack) await wakeQuotaWaiting(ctx, outcome.gaveBack, key);
+  return settled;
 }
+
+/**
+ * A place given back by an attempt that ended waiting held the quota for a moment, and a claim of its
+ * namespace may have been refused meanwhile: those that wait QuotaExceeded try again. (A claim's own
+ * handler leaves this to the stream function, which works on the claim's Waiting record, so a client
+ * waits for no other claim; the stream function's attempt gives back its own place, and wakes.)
+ */
+async function wakeQuotaWaiting(ctx: ClaimContext, place: Place, except: ItemKey): Promise<void> {
+  const prefix = `O#${place.namespace}#`;
+  for (const key of await ctx.table.waitingClaims(place.pool, QUOTA_WAKE_LIMIT)) {
+    if (!key.pk.startsWith(prefix) || (key.pk === except.pk && key.sk === except.sk)) continue;
+    const claim = await ctx.table.get<ClaimRecord>(key);
+    if (
+      claim?.t === 'claim' &&
+      claim.phase === 'Waiting' &&
+      claim.status.conditions[0]?.reason === 'QuotaExceeded'
+    )
+      await reconcileClaim(ctx, key);
+  }
+}
+
+const QUOTA_WAKE_LIMIT = 100;
 
 /**
  * A claim in `Allocating` may still have its handler at work (the stream often sees the claim's insert

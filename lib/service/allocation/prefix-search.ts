@@ -9,6 +9,7 @@
  * decide.ts calls this with the pieces of a claim's decision it owns (`RangedParts`), so the two do
  * not import each other.
  */
+import { claimNamespaceOf } from '../../domain/objects/sharing.ts';
 import { runsFrom, ordinalOf, slotAt, type Segment } from '../../domain/values/candidates.ts';
 import {
   freeCandidatesInGroup,
@@ -68,7 +69,8 @@ export async function decideRanged<Outcome>(
   parts: RangedParts<Outcome>,
 ): Promise<{ outcome: Outcome; collisions: number }> {
   const ref = claim.spec.poolRef;
-  const poolId: PoolId = { namespace: claim.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
+  // The pool's namespace: a claim of another namespace (a shared pool) is placed among its objects.
+  const poolId: PoolId = { namespace: pool.metadata.namespace, kind: pool.kind, name: pool.metadata.name };
   const layout = layoutOf(space);
   const asked = claim.spec.value === undefined ? undefined : ipPrefixValues.parse(claim.spec.value);
   const chosen = claimSpace(space, claim.spec.prefixLength, asked?.ok ? asked.value : undefined);
@@ -114,7 +116,12 @@ export async function decideRanged<Outcome>(
       if (outcome) return { outcome, collisions: 0 };
     }
     const verb = result.kind === 'taken' ? 'is held by' : 'overlaps';
-    const by = holder?.spec.claimRef?.name ? ` (claim ${holder.spec.claimRef.name})` : '';
+    // Another namespace's claim is not named to this one (api.md, "Pools shared with other namespaces").
+    const by = !holder?.spec.claimRef?.name
+      ? ''
+      : claimNamespaceOf(holder) === claim.metadata.namespace
+        ? ` (claim ${holder.spec.claimRef.name})`
+        : ' (a claim of another namespace)';
     const message = `${asked.value.value} ${verb} ${found?.metadata.name ?? 'another allocation object'}${by}`;
     return { outcome: parts.waiting('ValueTaken', message), collisions: 1 };
   }

@@ -14,7 +14,7 @@ import {
   type PoolRecord,
 } from '../../domain/objects/records.ts';
 import { poolSpecChecker } from '../../domain/values/spaces.ts';
-import { checkSharedWith } from '../../domain/objects/sharing.ts';
+import { checkSharedWith, sharedNamespaces } from '../../domain/objects/sharing.ts';
 
 import {
   Causes,
@@ -124,6 +124,10 @@ export async function createPool(
     const carved = prefixesOfClaim(await readSourceClaim(ctx, namespace, source));
     if (carved) record.carved = carved;
   }
+  // Listed where its tenants find it before the pool names them (a leftover is never shown: the read
+  // checks the pool's spec).
+  const id = { namespace, kind: info.kind, name: record.metadata.name };
+  await ctx.table.quotas.share(id, sharedNamespaces(record.spec));
   try {
     await ctx.table.createObject(key, record);
   } catch (error) {
@@ -211,8 +215,19 @@ export async function replacePool(
     };
     if (current.counts) record.counts = current.counts;
     if (current.carved) record.carved = current.carved;
+    const id = { namespace, kind: info.kind, name };
+    const before = sharedNamespaces(current.spec);
+    const after = sharedNamespaces(record.spec);
+    await ctx.table.quotas.share(
+      id,
+      after.filter((ns) => !before.includes(ns)),
+    );
     try {
       await ctx.table.replaceObject(key, record, current.rv);
+      await ctx.table.quotas.unshare(
+        id,
+        before.filter((ns) => !after.includes(ns)),
+      );
       return { statusCode: 200, body: poolObject(record) };
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;
@@ -242,6 +257,8 @@ export async function deletePool(
       ).about(info.kind, name);
     }
   } else {
+    // Marked first, so claims of other namespaces (which stay) do not take its values again meanwhile.
+    if (pool.spec.sharedWith !== undefined) await ctx.table.markDeleting(key, pool.metadata.uid);
     // Allocation objects and their claims go first: a cascade cut short leaves the pool, and a retry
     // finishes it, so nothing is orphaned.
     for await (const listed of ctx.table.poolAllocations(namespace, info.allocationResource, name))
@@ -254,6 +271,7 @@ export async function deletePool(
     (await ctx.table.deleteItem<PoolRecord>(key, { uid: pool.metadata.uid })) ??
     (await goneSinceRead(ctx, key, pool));
   if (!deleted) throw notFound(info.resource, name);
+  await ctx.table.quotas.unshare({ namespace, kind: info.kind, name }, sharedNamespaces(deleted.spec));
   // Its source claim may be released now (it stays as it was).
   const source = sourceClaimOf(deleted.spec);
   if (source !== undefined)
