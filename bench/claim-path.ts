@@ -27,7 +27,8 @@ export interface PathFigure {
   operations: string[];
 }
 
-async function measured(
+/** One call's answer and every request it sent, counted (its round trips too). */
+export async function measured(
   instance: Instance,
   name: string,
   send: () => Promise<{ status: number; body: any }>,

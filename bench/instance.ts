@@ -30,7 +30,13 @@ export interface Instance {
   destroy(): void;
 }
 
-export function startInstance(endpoint: string, tableName: string, functionName = 'claim'): Instance {
+/** `namespace`: the one its calls go to (`/v1/namespaces/<namespace>/…`), the benchmark's own unless said. */
+export function startInstance(
+  endpoint: string,
+  tableName: string,
+  functionName = 'claim',
+  namespace = NAMESPACE,
+): Instance {
   const client = localClient(endpoint);
   const meter = new Meter().attach(client);
   const table = new Table({ tableName, client });
@@ -43,7 +49,7 @@ export function startInstance(endpoint: string, tableName: string, functionName 
     context,
     async call(method, path, body) {
       const result = (await handler(
-        httpEvent(method, `/v1/namespaces/${NAMESPACE}/${path}`, body),
+        httpEvent(method, `/v1/namespaces/${namespace}/${path}`, body),
         fakeContext(functionName),
       )) as APIGatewayProxyStructuredResultV2;
       return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };

@@ -366,6 +366,172 @@ const quarantineSection = quarantineResults
     ]
   : [];
 
+/** A claim from a pool shared with another namespace, with a quota: bench/sharing-results.json (bench/sharing.ts). */
+interface SharingLife {
+  claim: PathFigure;
+  claimHandler: { requests: number };
+  streamOnClaim: { requests: number };
+  releaseHandler: { requests: number };
+  streamOnRelease: { requests: number };
+  total: { requests: number; units: number; quotaRequests: number; quotaUnits: number };
+}
+interface SharingResults {
+  lifeClaims: number;
+  lifeQuota: number;
+  committedUnshared: { claim: PathFigure & { samples: number } };
+  unshared: SharingLife;
+  shared: SharingLife & {
+    allocated: number;
+    holders: {
+      count: number;
+      bytes: number;
+      averageTokenBytes: number;
+      takeUnits: Record<string, number>;
+      unitsAtMostHolders: number;
+      unitsAtMostHoldersLongNames: number;
+    };
+  };
+  quotaShare: {
+    holders: { requests: number; units: number; ofRequests: number; ofUnits: number };
+    added: { requests: number; units: number; ofRequests: number; ofUnits: number };
+  };
+  race: {
+    quota: number;
+    heldBefore: number;
+    clients: number;
+    rounds: { gotValue: number; answeredQuotaExceeded: number; overQuota: number }[];
+    all: PathFigure & { samples: number };
+    gotValue: PathFigure & { samples: number };
+    quotaExceeded: PathFigure & { samples: number };
+    quotaRefusalsPerClaim: number;
+    conditionalFailuresPerClaim: number;
+    overQuota: number;
+  };
+  targets: { unsharedUnchanged: boolean };
+}
+const sharingFile = new URL('./sharing-results.json', import.meta.url);
+const sharing = existsSync(sharingFile)
+  ? (JSON.parse(readFileSync(sharingFile, 'utf8')) as SharingResults)
+  : undefined;
+const medianTarget = (f: PathFigure) => f.requests.median <= 6 && f.roundTrips.median <= 4;
+const sharingSection = sharing
+  ? (() => {
+      const race = sharing.race;
+      const got = race.rounds.reduce((sum, r) => sum + r.gotValue, 0);
+      const waited = race.rounds.reduce((sum, r) => sum + r.answeredQuotaExceeded, 0);
+      const path = (label: string, f: PathFigure, outcome: string, target: string) => [
+        label,
+        `${f.requests.median} / ${f.requests.p99}`,
+        `${f.roundTrips.median} / ${f.roundTrips.p99}`,
+        `${f.units.median} / ${f.units.p99}`,
+        outcome,
+        target,
+      ];
+      const life = (label: string, l: SharingLife) => [
+        label,
+        String(l.claimHandler.requests),
+        String(l.streamOnClaim.requests),
+        String(l.releaseHandler.requests),
+        String(l.streamOnRelease.requests),
+        `${l.total.requests} / ${l.total.units}`,
+        `${l.total.quotaRequests} / ${l.total.quotaUnits}`,
+      ];
+      const h = sharing.shared.holders;
+      const q = sharing.quotaShare;
+      return [
+        `A claim from a pool shared with another namespace, with a quota (bench/sharing.ts): an IndexPool of 2^16 values in \`infra\` shared with \`acme\`, new claims (PUT) from \`acme\`, every request counted as above; one client, then ${race.clients} clients (each its own instance, warmed by a claim in the pool released before) racing at once for the last ${race.quota - race.heldBefore} places of \`maxAllocations: ${race.quota}\` with ${race.heldBefore} held, ${race.rounds.length} rounds; the claims over the quota are the pool's objects held by \`acme\` (its list) less the limit, after the answers and after the stream. Median / p99; targets: median ≤ 6 requests and ≤ 4 round trips, none over the quota, the unshared claim unchanged:`,
+        '',
+        table(
+          [
+            'claim',
+            'requests',
+            'round trips',
+            'capacity units',
+            'got a value / wait QuotaExceeded / over the quota',
+            'target',
+          ],
+          [
+            path(
+              `unshared, bench/results.json (${sharing.committedUnshared.claim.samples} claims, index 2^8)`,
+              sharing.committedUnshared.claim,
+              '',
+              '',
+            ),
+            path(
+              `unshared, this run (${sharing.lifeClaims} claims, acme's own pool)`,
+              sharing.unshared.claim,
+              '',
+              `unchanged ${mark(sharing.targets.unsharedUnchanged)}`,
+            ),
+            path(
+              `shared, quota ${sharing.lifeQuota.toLocaleString('en')}, one client (${sharing.lifeClaims} claims)`,
+              sharing.shared.claim,
+              `${sharing.shared.allocated} / ${sharing.lifeClaims - sharing.shared.allocated} / 0`,
+              `≤ 6, ≤ 4 ${mark(medianTarget(sharing.shared.claim))}`,
+            ),
+            path(
+              `shared, ${race.clients} clients racing (${race.all.samples} claims)`,
+              race.all,
+              `${got} / ${waited} / ${race.overQuota}`,
+              `≤ 6, ≤ 4, 0 over ${mark(medianTarget(race.all) && race.overQuota === 0)}`,
+            ),
+            path(`… of which got a value (${race.gotValue.samples})`, race.gotValue, '', ''),
+            path(`… of which wait QuotaExceeded (${race.quotaExceeded.samples})`, race.quotaExceeded, '', ''),
+          ],
+        ),
+        '',
+        `A claim's whole life with a quota (as bench/stream.ts measures it: ${sharing.lifeClaims} claims by one client, the stream's work on their records, ${sharing.lifeClaims} releases, the stream's work on theirs; requests per claim, each function on its own client; the last column, the requests and units on the quota's holders item):`,
+        '',
+        table(
+          [
+            'pool',
+            'claim handler',
+            'stream, on the claim',
+            'release handler',
+            'stream, on the release',
+            'whole life (requests / units)',
+            "on the quota's item",
+          ],
+          [
+            life("unshared (acme's own)", sharing.unshared),
+            life('shared with acme, a quota', sharing.shared),
+          ],
+        ),
+        '',
+        table(
+          ['figure', 'measured', 'target'],
+          [
+            [
+              "the quota's share of a claim's whole life: on its holders item; the shared life less the unshared (requests, units)",
+              `${q.holders.requests} of ${sharing.shared.total.requests} (${q.holders.ofRequests}), ${q.holders.units} of ${sharing.shared.total.units} (${q.holders.ofUnits}); +${q.added.requests} (${q.added.ofRequests}), +${q.added.units} (${q.added.ofUnits})`,
+              '—',
+            ],
+            [
+              'failed conditional writes per racing claim (of them, places refused by the quota)',
+              `${race.conditionalFailuresPerClaim} (${race.quotaRefusalsPerClaim})`,
+              '—',
+            ],
+            [
+              "units of the quota's write with " +
+                Object.keys(h.takeUnits)
+                  .map((i) => String(Number(i)))
+                  .join(' / ') +
+                ' values held',
+              Object.values(h.takeUnits).join(' / '),
+              '—',
+            ],
+            [
+              `the holders item at ${h.count} (tokens of ${h.averageTokenBytes} characters); at 4,000, so named / with 63-character claim names`,
+              `${h.bytes.toLocaleString('en')} bytes; about ${h.unitsAtMostHolders} / ${h.unitsAtMostHoldersLongNames} units a write`,
+              '—',
+            ],
+          ],
+        ),
+        '',
+      ];
+    })()
+  : [];
+
 const section = [
   '<!-- bench:start (generated from bench/results.json by bench/readme.ts) -->',
   '',
@@ -423,6 +589,7 @@ const section = [
   ...streamSection(table),
   ...watchSection,
   ...quarantineSection,
+  ...sharingSection,
   '<!-- bench:end -->',
 ].join('\n');
 
