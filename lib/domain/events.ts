@@ -43,6 +43,8 @@ export type DetailType = (typeof DETAIL_TYPES)[number];
 export interface ClaimId {
   name: string;
   uid: string;
+  /** A claim of another namespace than the event's (a shared pool's object): the claim's own. */
+  namespace?: string;
 }
 export interface PoolRef {
   kind: string;

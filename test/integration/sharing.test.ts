@@ -5,7 +5,8 @@
  * pool that does not exist; `maxAllocations` holds under any race, and a claim past it waits
  * `QuotaExceeded` until a value of its namespace is released or the limit rises.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { objectKey } from '../../lib/store/keys.ts';
 import { API_VERSION, claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 import { conditionOf, expectInvalid } from './support.ts';
 import { newHolderToken } from '../../lib/domain/objects/sharing.ts';
@@ -296,5 +297,100 @@ describe('a pool shared with other namespaces', () => {
       );
       expect(reasons.sort()).toEqual(['Allocated', 'QuotaExceeded']);
     });
+  });
+
+  it('rebinds a retained object only to a claim of that name in that namespace (allow-binding)', async () => {
+    await sharedPool('kept', ['1..10'], [{ namespace: '*' }], { reclaimPolicy: 'Retain' });
+    expect((await acme.post('claims', claim('same', shared('kept')))).body.status.value).toBe('1');
+    await acme.delete('claims/same');
+    await drained();
+    const object = (await infra.get('indices/kept-1')).body;
+    expect(object.spec.claimRef).toEqual({ name: 'same', uid: '', namespace: 'acme' });
+    const annotated = await infra.put('indices/kept-1', {
+      ...object,
+      metadata: {
+        ...object.metadata,
+        annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' },
+      },
+    });
+    expect(annotated.status, JSON.stringify(annotated.body)).toBe(200);
+    // A claim of the same name in another namespace does not get it; acme's does.
+    expect((await globex.post('claims', claim('same', shared('kept')))).body.status.value).toBe('2');
+    await eventually(async () => {
+      const again = await acme.put('claims/same', claim('same', shared('kept')));
+      expect(again.body.status.value).toBe('1');
+    });
+  });
+
+  it('binds an object the operator pre-provisioned for a tenant claim, within its quota', async () => {
+    await sharedPool('pre', ['1..10'], [{ namespace: 'acme', maxAllocations: 1 }]);
+    const object = {
+      apiVersion: API_VERSION,
+      kind: 'Index',
+      metadata: {
+        name: 'pre-7',
+        annotations: { 'pool.networking.metal.ironcore.dev/allow-binding': 'true' },
+      },
+      spec: {
+        poolRef: { kind: 'IndexPool', name: 'pre' },
+        index: 7,
+        claimRef: { name: 'wants-7', namespace: 'acme' },
+      },
+    };
+    expect((await infra.post('indices', object)).status).toBe(201);
+    expect((await infra.get('indices/pre-7')).body.spec.claimRef).toEqual({
+      name: 'wants-7',
+      uid: '',
+      namespace: 'acme',
+    });
+    await acme.post('claims', claim('first', shared('pre')));
+    // The quota is used up: the offered object waits with the claim, and is bound once a place frees.
+    const waiting = await acme.post('claims', claim('wants-7', shared('pre')));
+    expect(reasonOf(waiting.body)).toBe('QuotaExceeded');
+    await acme.delete('claims/first');
+    await eventually(async () => expect((await acme.get('claims/wants-7')).body.status.value).toBe('7'));
+  });
+
+  it('frees a place when a lease on a shared pool ends', async () => {
+    await sharedPool('leased', ['1..10'], [{ namespace: 'acme', maxAllocations: 1 }]);
+    const lease = await acme.post('claims', claim('short', shared('leased'), { leaseSeconds: 60 }));
+    expect(lease.body.status.value).toBe('1');
+    expect(reasonOf((await acme.post('claims', claim('next', shared('leased')))).body)).toBe('QuotaExceeded');
+    // The lease ends: its claim is deleted under the lease's condition, a release.
+    const stored = await allot.table.get<Record<string, any>>(objectKey('acme', 'claims', 'short'));
+    const { expireClaim } = await import('../../lib/service/leases/leases.ts');
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(Date.parse(stored!.leaseExpiresAt) + 1000);
+    try {
+      await expireClaim({ table: allot.table }, objectKey('acme', 'claims', 'short'), stored as never);
+    } finally {
+      clock.mockRestore();
+    }
+    await eventually(async () => expect(reasonOf((await acme.get('claims/next')).body)).toBe('Allocated'));
+  });
+
+  it('carves a tenant pool from its claim on the operator shared pool of prefixes', async () => {
+    await infra.put('ipprefixpools/regional', {
+      apiVersion: API_VERSION,
+      kind: 'IPPrefixPool',
+      metadata: { name: 'regional' },
+      spec: { prefixes: ['10.64.0.0/16'], allocationPrefixLength: 20, sharedWith: [{ namespace: 'acme' }] },
+    });
+    const vpc = await acme.post(
+      'claims',
+      claim('vpc', { kind: 'IPPrefixPool', name: 'regional', namespace: 'infra' }),
+    );
+    expect(vpc.body.status.value).toBe('10.64.0.0/20');
+    const carved = await acme.post('ipaddresspools', {
+      apiVersion: API_VERSION,
+      kind: 'IPAddressPool',
+      metadata: { name: 'vpc-addresses' },
+      spec: { prefixesFrom: { claimRef: { name: 'vpc' } } },
+    });
+    expect(carved.status, JSON.stringify(carved.body)).toBe(201);
+    expect(carved.body.status.prefixes).toEqual(['10.64.0.0/20']);
+    const nic = await acme.post('claims', claim('nic', { kind: 'IPAddressPool', name: 'vpc-addresses' }));
+    expect(nic.body.status.value).toBe('10.64.0.0');
+    // The claim is the carved pool's: it cannot be released while the pool uses its value.
+    expect((await acme.delete('claims/vpc')).status).toBe(409);
   });
 });

@@ -110,10 +110,16 @@ export function checkAllocationBody(
         if (claimRef.uid !== undefined && (typeof claimRef.uid !== 'string' || claimRef.uid.length > 253)) {
           causes.add('spec.claimRef.uid', 'must be a string');
         }
-        if (!problem)
+        // A claim of another namespace, on a shared pool: only one that namespace's claims may bind.
+        const claimNamespace = claimRef.namespace;
+        const namespaceProblem = claimNamespace === undefined ? undefined : nameProblem(claimNamespace);
+        if (namespaceProblem) causes.add('spec.claimRef.namespace', namespaceProblem);
+        if (!problem && !namespaceProblem)
           record.spec.claimRef = {
             name: claimRef.name as string,
             uid: (claimRef.uid as string | undefined) ?? '',
+            ...(claimNamespace !== undefined &&
+              claimNamespace !== namespace && { namespace: claimNamespace as string }),
           };
       }
     }
