@@ -17,7 +17,7 @@ import {
 import type { Dispatch } from '../lib/http/dispatch/dispatch.ts';
 import type { Operation, OperationRequest, Reply } from '../lib/service/operations/common.ts';
 import { ALL_ROUTES, matchRoute, type Route } from '../lib/http/routes.ts';
-import { APPLY_PATCH, bodyTypeProblem, checkKubeQuery, kubeReply } from '../lib/http/kube/replies.ts';
+import { APPLY_PATCH, bodyTypeProblem, checkKubeQuery, shapedReply } from '../lib/http/kube/replies.ts';
 import { includeObjectOf, toTable, wantsTable } from '../lib/http/kube/table.ts';
 import { isWatch, type WatchOptions } from '../lib/service/operations/watch.ts';
 
@@ -217,9 +217,8 @@ export function createHttpChain(dispatch: Dispatch, context?: Partial<ClaimConte
     if (operation === 'list' && isWatch(request.query))
       return watch(dispatch(match.route, 'watch')!, match.route, request, event, context);
     const reply = await served(request, contextOf());
-    if (!kube) return json(reply);
     return json(
-      kubeReply(match.route, reply, {
+      shapedReply(match.route, reply, {
         accept: headerOf(event, 'accept'),
         query: request.query,
         now: new Date(),

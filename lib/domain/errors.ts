@@ -13,6 +13,7 @@ export type StatusReason =
   | 'Conflict'
   | 'Expired'
   | 'RequestEntityTooLarge'
+  | 'NotAcceptable'
   | 'UnsupportedMediaType'
   | 'Invalid'
   | 'InternalError';
@@ -119,6 +120,12 @@ export class RequestEntityTooLargeError extends AllotError {
   readonly code = 413;
   readonly reason = 'RequestEntityTooLarge';
   override readonly name = 'RequestEntityTooLargeError';
+}
+/** An `Accept` header that lists only what the route cannot answer (a Table of a pool's preview). */
+export class NotAcceptableError extends AllotError {
+  readonly code = 406;
+  readonly reason = 'NotAcceptable';
+  override readonly name = 'NotAcceptableError';
 }
 export class UnsupportedMediaTypeError extends AllotError {
   readonly code = 415;

@@ -207,6 +207,36 @@ const contentType = fc.constantFrom(
   '',
   'APPLICATION/JSON',
   'application/json;;;',
+  // What kubectl and client-go send for other patches (issue 35).
+  'application/json-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+);
+/** The Accept headers kubectl and client-go send, and hostile ones (issue 35). */
+const TABLE_V1 = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+const accept = fc.oneof(
+  fc.constantFrom(
+    undefined,
+    `${TABLE_V1},application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json`,
+    TABLE_V1,
+    `${TABLE_V1};includeObject=Object`,
+    'application/json;as=Table;v=v1beta1;g=meta.k8s.io',
+    'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json',
+    'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+    'application/vnd.kubernetes.protobuf,application/json',
+    'application/vnd.kubernetes.protobuf',
+    'application/yaml',
+    'application/json;stream=watch',
+    '*/*',
+    'application/*;q=0',
+    'application/json;q=0',
+    'text/html',
+    '',
+    ',,,',
+    ';;as=Table',
+    'application/json;as=Table;v=v1;g=meta.k8s.io;q=abc',
+  ),
+  fc.string({ unit: fc.constantFrom(...'application/json;as=Table,v1g.*q=0 '.split('')), maxLength: 60 }),
 );
 const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD');
 const pathSegment = fc.oneof(
@@ -262,6 +292,23 @@ const query = fc.oneof(
     '?watch=maybe',
     '?continue=eyJhZnRlciI6ImEiLCJydiI6LTF9',
     '?continue=eyJucyI6IiMjIiwibmV4dCI6dHJ1ZX0',
+    // What kubectl and client-go add (issue 35).
+    '?fieldValidation=Strict',
+    '?fieldValidation=Warn',
+    '?fieldValidation=Nope',
+    '?dryRun=',
+    '?dryRun=All&dryRun=All',
+    '?includeObject=Object',
+    '?includeObject=None',
+    '?resourceVersion=0&resourceVersionMatch=NotOlderThan',
+    '?limit=500&resourceVersion=0',
+    '?limit=500&continue=',
+    '?timeoutSeconds=-1',
+    '?timeoutSeconds=0&watch=true',
+    '?propagationPolicy=Foreground',
+    '?gracePeriodSeconds=0',
+    '?pretty=true',
+    '?watch=true&includeObject=Object',
   ),
   // Selectors from their grammar's alphabet, in any order.
   fc
@@ -305,6 +352,7 @@ interface Sent {
   method: string;
   path: string;
   contentType?: string;
+  accept?: string;
   body?: string;
 }
 
@@ -327,6 +375,7 @@ async function send(request: Sent): Promise<{ status: number; text: string; writ
   changes = [];
   const headers: Record<string, string> = {};
   if (request.contentType !== undefined) headers['content-type'] = request.contentType;
+  if (request.accept !== undefined) headers.accept = request.accept;
   const response = await fetch(`${allot.url}${request.path}`, {
     method: request.method,
     headers,
@@ -375,7 +424,7 @@ function problems(request: Sent, answer: { status: number; text: string; written
   if (found.length > 0) figures.violations += found.length;
   return found.map(
     (problem) =>
-      `${request.method} ${request.path.slice(0, 200)} ${request.body?.slice(0, 200) ?? ''}: ${problem}`,
+      `${request.method} ${request.path.slice(0, 200)} accept=${request.accept ?? ''} ${request.body?.slice(0, 200) ?? ''}: ${problem}`,
   );
 }
 
@@ -383,7 +432,7 @@ describe('hostile requests against every route', () => {
   it('are answered below 500, errors in the Status shape, and a rejected request writes nothing', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ method, path, contentType, body }, { requiredKeys: ['method', 'path'] }),
+        fc.record({ method, path, contentType, accept, body }, { requiredKeys: ['method', 'path'] }),
         async (request) => {
           expect(problems(request, await send(request))).toEqual([]);
         },
@@ -395,11 +444,12 @@ describe('hostile requests against every route', () => {
   it('reach every route of the table with a body aimed at its resource', async () => {
     for (const route of ALL_ROUTES) {
       await fc.assert(
-        fc.asyncProperty(objectBody, pathSegment, contentType, async (value, name, type) => {
+        fc.asyncProperty(objectBody, pathSegment, contentType, accept, async (value, name, type, wanted) => {
           const request: Sent = {
             method: route.method,
             path: route.path.replace('{namespace}', 'fuzz').replace('{name}', name),
             contentType: type ?? 'application/json',
+            accept: wanted,
             body: JSON.stringify(value),
           };
           expect(problems(request, await send(request))).toEqual([]);

@@ -105,6 +105,7 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
       ['Free', 1],
       ['Quarantined', 1],
       ['Available', 0],
+      ['SharedWith', 1],
       ['Age', 0],
     ]);
     // a pool without quarantineSeconds has no status.quarantined: an empty cell
@@ -120,6 +121,27 @@ describe('the shared operations, in Kubernetes’ shapes', () => {
     expect(none.rows.map((r: any) => [r.cells.slice(0, 5), 'object' in r])).toEqual([
       [['asn-64512', 'asn', '64512', 'leaf1', 'True'], false],
     ]);
+  });
+
+  it('answers a Table request of a route without columns as Kubernetes does: JSON when the header takes it, else 406', async () => {
+    const TABLE_ONLY = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+    for (const family of [base(), `${allot.url}/v1/namespaces/${NS}`]) {
+      for (const path of ['indexpools/asn/preview', 'indexpools/asn/occupancy']) {
+        const plain = await fetch(`${family}/${path}`);
+        const asKubectl = await fetch(`${family}/${path}`, { headers: { accept: TABLE } });
+        expect(asKubectl.status, `${family}/${path}`).toBe(200);
+        expect(await asKubectl.json()).toEqual(await plain.json());
+        const only = await fetch(`${family}/${path}`, { headers: { accept: TABLE_ONLY } });
+        expect(only.status, `${family}/${path}`).toBe(406);
+        expect(await only.json()).toMatchObject({ kind: 'Status', code: 406, reason: 'NotAcceptable' });
+      }
+    }
+    // A resource that has columns answers a Table on /v1 too.
+    const v1 = await fetch(`${allot.url}/v1/namespaces/${NS}/claims`, { headers: { accept: TABLE_ONLY } });
+    expect(((await v1.json()) as any).kind).toBe('Table');
+    // Routes with no resource: JSON when taken, 406 when not.
+    expect((await fetch(`${allot.url}/version`, { headers: { accept: TABLE } })).status).toBe(200);
+    expect((await fetch(`${allot.url}/v1/healthz`, { headers: { accept: TABLE_ONLY } })).status).toBe(406);
   });
 
   it('answers the /v1 errors, and 405 naming PATCH where it is served', async () => {

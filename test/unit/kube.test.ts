@@ -1,3 +1,4 @@
+import { acceptsJson } from '../../lib/http/kube/replies.ts';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { applyMergePatch } from '../../lib/domain/objects/merge-patch.ts';
@@ -70,6 +71,30 @@ describe('humanDuration (kubectl’s ages)', () => {
     [9 * 365 * 86400_000, '9y'],
   ])('%d ms is %s', (ms, text) => {
     expect(humanDuration(ms)).toBe(text);
+  });
+});
+
+describe('acceptsJson', () => {
+  it('takes application/json without as=, application/*, */*, or no header; not a Table alone or q=0', () => {
+    for (const accept of [
+      undefined,
+      '',
+      'application/json',
+      'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
+      'application/*',
+      '*/*',
+      'text/html, */*;q=0.1',
+      'APPLICATION/JSON; charset=utf-8',
+    ])
+      expect(acceptsJson(accept), String(accept)).toBe(true);
+    for (const accept of [
+      'application/json;as=Table;v=v1;g=meta.k8s.io',
+      'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io',
+      'application/yaml',
+      'application/json;q=0',
+      'text/plain',
+    ])
+      expect(acceptsJson(accept), accept).toBe(false);
   });
 });
 

@@ -67,6 +67,7 @@ export const STATUS_REASONS: readonly StatusReason[] = [
   'Conflict',
   'Expired',
   'RequestEntityTooLarge',
+  'NotAcceptable',
   'UnsupportedMediaType',
   'Invalid',
   'InternalError',

@@ -4,7 +4,7 @@
  * Table answers one; a PATCH takes a merge patch only, and says what to send instead of what it refuses;
  * what is not served (server-side dry runs) is refused, never half done.
  */
-import { BadRequestError } from '../../domain/errors.ts';
+import { BadRequestError, NotAcceptableError } from '../../domain/errors.ts';
 import { API_VERSION, kindOfResource } from '../../domain/kinds.ts';
 import type { Reply } from '../../service/operations/common.ts';
 import { includeObjectOf, toTable, wantsTable } from './table.ts';
@@ -44,29 +44,52 @@ export function checkKubeQuery(_route: Route, query: Record<string, string | und
     );
 }
 
-/** The reply for a Kubernetes path: the operation's own, in the shape kubectl reads. */
-export function kubeReply(
+/**
+ * The reply in the shape the request asks for, on both path families (api.md, "Routes"): a `Table` when
+ * the `Accept` header asks for one and the route answers objects that have columns (a read, a list);
+ * the plain JSON when the route has none and the header also takes JSON (kubectl's does); else 406, as
+ * Kubernetes answers. A Kubernetes path's list carries its `kind`, `apiVersion` and `resourceVersion`.
+ */
+export function shapedReply(
   route: Route,
   reply: Reply,
   request: { accept?: string; query: Record<string, string | undefined>; now: Date },
 ): Reply {
-  if (!route.resource || reply.statusCode >= 300) return reply;
-  const kind = kindOfResource(route.resource);
+  if (reply.statusCode >= 300) return reply;
   const isList = route.operation === 'list' || route.operation === 'listEveryNamespace';
   const body = reply.body as Record<string, any>;
   const metadata: Record<string, unknown> = isList ? { ...body.metadata } : {};
   if (route.method === 'GET' && wantsTable(request.accept)) {
-    const include = includeObjectOf(request.query.includeObject);
-    if (include === undefined) throw new BadRequestError('includeObject must be None, Metadata or Object');
-    const objects = isList ? body.items : [body];
-    return {
-      statusCode: 200,
-      body: toTable(route.resource, objects, { now: request.now, include, metadata }),
-    };
+    if (route.resource && (isList || route.operation === 'read')) {
+      const include = includeObjectOf(request.query.includeObject);
+      if (include === undefined) throw new BadRequestError('includeObject must be None, Metadata or Object');
+      const objects = isList ? body.items : [body];
+      return {
+        statusCode: 200,
+        body: toTable(route.resource, objects, { now: request.now, include, metadata }),
+      };
+    }
+    if (!acceptsJson(request.accept))
+      throw new NotAcceptableError(
+        `GET ${clip(route.path)} answers application/json, not a Table; add application/json to the Accept header`,
+      );
   }
-  if (!isList) return reply;
+  if (!route.kube || !route.resource || !isList) return reply;
+  const kind = kindOfResource(route.resource);
   return {
     statusCode: reply.statusCode,
     body: { kind: `${kind}List`, apiVersion: API_VERSION, metadata, items: body.items },
   };
+}
+
+/** Whether an `Accept` header takes plain JSON: `application/json` (no `as=`), `application/*`, or any type. */
+export function acceptsJson(accept: string | undefined): boolean {
+  if (!accept?.trim()) return true;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (type !== 'application/json' && type !== 'application/*' && type !== '*/*') return false;
+    const names = params.map((param) => param.split('=', 1)[0]!.trim());
+    const quality = params.find((param) => param.startsWith('q='));
+    return !names.includes('as') && !(quality && Number(quality.slice(2)) === 0);
+  });
 }

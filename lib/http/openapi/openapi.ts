@@ -373,6 +373,14 @@ export const ERROR_EXAMPLES: Record<string, Example> = {
     summary: 'a body over 64 KiB',
     value: status(413, 'RequestEntityTooLarge', 'the body is over 65536 bytes'),
   },
+  NotAcceptable: {
+    summary: 'a GET whose Accept header lists only a Table, of a route that has none (a preview, a map)',
+    value: status(
+      406,
+      'NotAcceptable',
+      'GET …/preview answers application/json, not a Table; add application/json to the Accept header',
+    ),
+  },
   UnsupportedMediaType: {
     summary: 'a body that is not application/json',
     value: status(
