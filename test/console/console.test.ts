@@ -4,7 +4,7 @@
  * made from the CLI showing up by itself. `UPDATE_DOCS=1` also writes the screenshots docs/console.md
  * shows.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { run } from '../../lib/cli/main.ts';
@@ -25,7 +25,10 @@ if (browserMissing && process.env.CI !== 'true') {
 
 describe('docs/console.md', () => {
   it('shows every screenshot the browser tests take, and each is there', () => {
-    const source = readFileSync('test/console/console.test.ts', 'utf8');
+    const source = readdirSync('test/console')
+      .filter((file) => file.endsWith('.test.ts'))
+      .map((file) => readFileSync(`test/console/${file}`, 'utf8'))
+      .join('\n');
     const taken = [...source.matchAll(/await shot\('([\w-]+)'/g)].map((m) => m[1]).sort();
     const shown = [...readFileSync('docs/console.md', 'utf8').matchAll(/\]\(console\/([\w-]+)\.png\)/g)]
       .map((m) => m[1])

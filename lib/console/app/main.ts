@@ -11,6 +11,7 @@ import { allocationPage, allocationsPage, claimPage, claimsPage } from './views/
 import { poolPage } from './views/pool.ts';
 import { poolsPage } from './views/pools.ts';
 import { searchPage } from './views/search.ts';
+import { sharedPoolPage } from './views/shared.ts';
 
 /** How often the page asks again (ms): a CLI claim shows within about this. */
 const POLL_MS = 2000;
@@ -44,6 +45,8 @@ function page(current: Route) {
       return poolsPage(current.ns);
     case 'pool':
       return poolPage(current.ns, current.resource, current.name, current.within);
+    case 'shared':
+      return sharedPoolPage(current.ns, current.poolNs, current.resource, current.name);
     case 'claims':
       return claimsPage(current.ns);
     case 'claim':
@@ -63,6 +66,8 @@ function titleOf(current: Route): string {
   switch (current.page) {
     case 'pool':
       return `${current.name}${current.within ? ` ${mapTitle(current.within)}` : ''}`;
+    case 'shared':
+      return `${current.poolNs}/${current.name}`;
     case 'claim':
     case 'allocation':
       return current.name;
@@ -78,7 +83,7 @@ function titleOf(current: Route): string {
 function frame() {
   const ns = route.ns;
   const section =
-    route.page === 'pool' || route.page === 'new'
+    route.page === 'pool' || route.page === 'shared' || route.page === 'new'
       ? 'pools'
       : route.page === 'claim'
         ? 'claims'

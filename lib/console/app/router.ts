@@ -3,6 +3,8 @@
 export type Route =
   | { page: 'pools'; ns: string }
   | { page: 'pool'; ns: string; resource: string; name: string; within?: string }
+  /** A pool of `poolNs` shared with `ns`, as `ns` sees it (GET …/sharedpools). */
+  | { page: 'shared'; ns: string; poolNs: string; resource: string; name: string }
   | { page: 'claims'; ns: string }
   | { page: 'claim'; ns: string; name: string }
   | { page: 'allocations'; ns: string }
@@ -15,10 +17,13 @@ export function parseRoute(hash: string): Route {
   const query = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   const ns = parts[0] === 'ns' && parts[1] ? parts[1] : 'default';
-  const [section, a, b] = parts.slice(2);
+  const [section, a, b, c] = parts.slice(2);
   switch (section) {
     case 'pools':
       if (a && b) return { page: 'pool', ns, resource: a, name: b, within: query.get('within') ?? undefined };
+      break;
+    case 'shared':
+      if (a && b && c) return { page: 'shared', ns, poolNs: a, resource: b, name: c };
       break;
     case 'claims':
       return a ? { page: 'claim', ns, name: a } : { page: 'claims', ns };
@@ -42,6 +47,8 @@ export function href(route: Route): string {
       return base;
     case 'pool':
       return `${base}/pools/${route.resource}/${enc(route.name)}${route.within ? `?within=${enc(route.within)}` : ''}`;
+    case 'shared':
+      return `${base}/shared/${enc(route.poolNs)}/${route.resource}/${enc(route.name)}`;
     case 'claims':
       return `${base}/claims`;
     case 'claim':

@@ -138,3 +138,20 @@ export function usedOf(pool: any): string {
   const free = BigInt(pool?.status?.free ?? '0');
   return (total > free ? total - free : 0n).toString();
 }
+
+/** A spec's fields (but those shown apart), each value as code: a list item by item, an object as JSON. */
+export function specList(spec: Record<string, unknown>, apart: readonly string[] = []) {
+  const code = (value: unknown) =>
+    html`<code>${typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}</code>`;
+  return html`<dl class="spec">
+    ${Object.entries(spec)
+      .filter(([field]) => !apart.includes(field))
+      .map(
+        ([field, value]) =>
+          html`<div>
+            <dt>${field}</dt>
+            <dd>${Array.isArray(value) ? value.map((v) => html`${code(v)} `) : code(value)}</dd>
+          </div>`,
+      )}
+  </dl>`;
+}

@@ -31,6 +31,7 @@ const FIELDS = [
   'spec.excludeNetworkAndBroadcast',
   'spec.allocationPrefixLength',
   'spec.reclaimPolicy',
+  'spec.sharedWith',
 ] as const;
 
 const state: {
@@ -62,7 +63,18 @@ function specFromForm(kind: Kind, data: FormData): Record<string, unknown> {
     const length = String(data.get('allocationPrefixLength') ?? '').trim();
     spec.allocationPrefixLength = /^\d+$/.test(length) ? Number(length) : length;
   }
+  const sharedWith = lines(data.get('sharedWith')).map(sharedWithEntry);
+  if (sharedWith.length) spec.sharedWith = sharedWith;
   return spec;
+}
+
+/** `acme`, `acme 10`, `* 2`: a namespace (or `*`, every one), and the most values it may hold. */
+function sharedWithEntry(line: string): { namespace: string; maxAllocations?: unknown } {
+  const [namespace = '', max, ...more] = line.split(/\s+/);
+  // Anything else is sent as the namespace, for the API to say what is wrong with it.
+  if (more.length) return { namespace: line };
+  if (max === undefined) return { namespace };
+  return { namespace, maxAllocations: /^\d+$/.test(max) ? Number(max) : max };
 }
 
 /** Applies manifests in order; each answer is kept, so a failed one shows its causes. */
@@ -285,6 +297,25 @@ function prefixPoolFields(errors: Errors) {
   );
 }
 
+function sharedWithField(errors: Errors) {
+  return field(
+    errors,
+    'pool-shared',
+    'sharedWith',
+    'Shared with (optional)',
+    (a) =>
+      html`<textarea
+        id="pool-shared"
+        name="sharedWith"
+        rows="2"
+        placeholder=${'acme 10\n*'}
+        aria-invalid=${a.invalid}
+        aria-describedby=${a.describedby}
+      ></textarea>`,
+    'Other namespaces whose claims may name the pool, one a line: a namespace or * (every one), then the most values it may hold, if any: acme 10.',
+  );
+}
+
 function reclaimPolicyField(errors: Errors) {
   return field(
     errors,
@@ -320,6 +351,7 @@ function formPanel(ns: string) {
     ${field(errors, 'pool-name', 'name', 'Name', (a) => html`<input id="pool-name" name="name" autocomplete="off" placeholder="e.g. asn-pool" aria-invalid=${a.invalid} aria-describedby=${a.describedby} />`)}
     ${sourceField(errors)} ${state.kind === 'IPAddressPool' ? addressPoolFields(errors) : nothing}
     ${state.kind === 'IPPrefixPool' ? prefixPoolFields(errors) : nothing} ${reclaimPolicyField(errors)}
+    ${sharedWithField(errors)}
     ${errors.get('') ? errorBox({ ...state.error!, message: errors.get('')!.join('; ') }) : nothing}
     <button class="button primary" type="submit" ?disabled=${state.busy}>
       ${state.busy ? 'Creating…' : `Create ${state.kind}`}

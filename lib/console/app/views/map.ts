@@ -9,6 +9,7 @@ import { read, scheduleDraw } from '../data.ts';
 import { href } from '../router.ts';
 import { errorBox } from '../ui.ts';
 import { allocationName, fraction, percent, shortCount } from '../values.ts';
+import { claimLink } from './objects.ts';
 
 export interface Bucket {
   first: string;
@@ -237,10 +238,7 @@ function pickedValue(options: MapOptions) {
               >
               ${
                 holder.spec?.claimRef?.name
-                  ? html`(claim
-                      <a href=${href({ page: 'claim', ns, name: holder.spec.claimRef.name })}
-                        >${holder.spec.claimRef.name}</a
-                      >)`
+                  ? html`(claim ${claimLink(ns, holder.spec.claimRef)})`
                   : '(unbound)'
               }`
           : entry?.error

@@ -81,10 +81,23 @@ function owner(spec: any) {
     : html`<span class="muted">–</span>`;
 }
 
+/** A claim's pool: its name, or `infra/fip` (to its page as shared with `ns`) when another namespace's. */
 function poolLink(ns: string, ref: any) {
   const info = byKind(ref?.kind);
-  if (!info || info.kind !== ref.kind) return html`<span>${ref?.kind}/${ref?.name}</span>`;
-  return html`<a href=${href({ page: 'pool', ns, resource: info.resource, name: ref.name })}>${ref.name}</a>`;
+  const other = ref?.namespace && ref.namespace !== ns ? `${ref.namespace}/` : '';
+  if (!info || info.kind !== ref.kind) return html`<span>${other}${ref?.kind}/${ref?.name}</span>`;
+  const to = other
+    ? href({ page: 'shared', ns, poolNs: ref.namespace, resource: info.resource, name: ref.name })
+    : href({ page: 'pool', ns, resource: info.resource, name: ref.name });
+  return html`<a href=${to}>${other}${ref.name}</a>`;
+}
+
+/** An object's claim (`spec.claimRef`): its name, or `acme/web` when a claim of another namespace. */
+export function claimLink(ns: string, ref: { name: string; namespace?: string }) {
+  const claimNs = ref.namespace ?? ns;
+  return html`<a href=${href({ page: 'claim', ns: claimNs, name: ref.name })}
+    >${claimNs === ns ? ref.name : `${claimNs}/${ref.name}`}</a
+  >`;
 }
 
 export function claimsTable(ns: string, claims: any[], options: { showPool: boolean }) {
@@ -160,9 +173,7 @@ export function allocationsTable(
             ${options.showPool ? html`<td>${poolLink(ns, object.spec?.poolRef)}</td>` : nothing}
             <td><code class="value">${String(object.spec?.[info.valueField] ?? '')}</code></td>
             <td>${stateBadge(allocationState(object))}</td>
-            <td>
-              ${claimRef?.name ? html`<a href=${href({ page: 'claim', ns, name: claimRef.name })}>${claimRef.name}</a>` : html`<span class="muted">–</span>`}
-            </td>
+            <td>${claimRef?.name ? claimLink(ns, claimRef) : html`<span class="muted">–</span>`}</td>
             <td>${owner(object.spec)}</td>
           </tr>`;
         })}
@@ -223,7 +234,8 @@ export function allocationsPage(ns: string) {
     .flatMap(({ info, entry }) => (entry.data ?? []).map((object: any) => ({ info, object })))
     .filter(({ info, object }) => {
       if (allocationFilter.state && allocationState(object) !== allocationFilter.state) return false;
-      const hay = `${object.metadata.name} ${object.spec?.[info.valueField]} ${object.spec?.owner?.name ?? ''} ${object.spec?.claimRef?.name ?? ''}`;
+      const claimRef = object.spec?.claimRef;
+      const hay = `${object.metadata.name} ${object.spec?.[info.valueField]} ${object.spec?.owner?.name ?? ''} ${claimRef?.namespace ? `${claimRef.namespace}/` : ''}${claimRef?.name ?? ''}`;
       return !text || hay.toLowerCase().includes(text);
     });
   return html`<section aria-labelledby="allocations-title">
@@ -326,6 +338,8 @@ export function claimPage(ns: string, name: string) {
   const claim = entry.data;
   const ref = claim.status?.allocationRef;
   const info = ref ? byKind(ref.kind) : undefined;
+  // A claim on a shared pool is held by an object in the pool's namespace.
+  const refNs: string = ref?.namespace ?? ns;
   return html`<article aria-labelledby="claim-page-title">
     ${crumbs}
     <div class="title-row">
@@ -343,8 +357,9 @@ export function claimPage(ns: string, name: string) {
           ref && info
             ? html`<p>
                 Held by
-                <a href=${href({ page: 'allocation', ns, resource: info.allocationResource, name: ref.name })}
-                  >${ref.kind} ${ref.name}</a
+                <a
+                  href=${href({ page: 'allocation', ns: refNs, resource: info.allocationResource, name: ref.name })}
+                  >${ref.kind} ${refNs === ns ? '' : `${refNs}/`}${ref.name}</a
                 >
               </p>`
             : nothing
@@ -400,7 +415,7 @@ export function allocationPage(ns: string, resource: string, name: string) {
         <p>Pool: ${poolLink(ns, object.spec?.poolRef)}</p>
         <p>
           Claim:
-          ${claimRef?.name ? html`<a href=${href({ page: 'claim', ns, name: claimRef.name })}>${claimRef.name}</a> ${claimRef.uid ? '' : html`<span class="muted">(not bound: uid empty)</span>`}` : html`<span class="muted">none</span>`}
+          ${claimRef?.name ? html`${claimLink(ns, claimRef)} ${claimRef.uid ? '' : html`<span class="muted">(not bound: uid empty)</span>`}` : html`<span class="muted">none</span>`}
         </p>
         <p>Owner: ${owner(object.spec)}</p>
       </section>

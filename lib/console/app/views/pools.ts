@@ -1,10 +1,14 @@
-/** Namespaces and pools: every pool of a namespace with its kind, use and availability, filterable. */
+/**
+ * Namespaces and pools: every pool of a namespace with its kind, use and availability, filterable; and
+ * the pools of other namespaces shared with it (views/shared.ts).
+ */
 import { html } from 'lit-html';
 import { nsPath, POOL_KINDS } from '../api.ts';
 import { readAll, scheduleDraw } from '../data.ts';
 import { href } from '../router.ts';
 import { badge, conditionOf, count, errorBox, usedOf, utilisation } from '../ui.ts';
 import { exampleButton } from './create.ts';
+import { readSharedPools, sharedPoolsTable, sharedWithText } from './shared.ts';
 
 const filters = { kind: '', text: '', availability: '' };
 
@@ -26,19 +30,24 @@ export function readPools(ns: string): { rows: PoolRow[]; loading: boolean; erro
   };
 }
 
+/** Whether a pool passes the filters (its own or a shared one alike). */
+function kept({ info, pool }: PoolRow): boolean {
+  const text = filters.text.trim().toLowerCase();
+  if (filters.kind && info.kind !== filters.kind) return false;
+  if (text && !pool.metadata.name.toLowerCase().includes(text)) return false;
+  const available = conditionOf(pool, 'Available')?.status;
+  if (filters.availability === 'available' && available !== 'True') return false;
+  if (filters.availability === 'exhausted' && available === 'True') return false;
+  return true;
+}
+
 export function poolsPage(ns: string) {
   const { rows, loading, errors } = readPools(ns);
-  const text = filters.text.trim().toLowerCase();
-  const shown = rows.filter(({ info, pool }) => {
-    if (filters.kind && info.kind !== filters.kind) return false;
-    if (text && !pool.metadata.name.toLowerCase().includes(text)) return false;
-    const available = conditionOf(pool, 'Available')?.status;
-    if (filters.availability === 'available' && available !== 'True') return false;
-    if (filters.availability === 'exhausted' && available === 'True') return false;
-    return true;
-  });
+  const shown = rows.filter(kept);
   // Only a pool that quarantines (or still holds quarantined values) shows the count, as its own page does.
   const quarantining = shown.some(({ pool }) => pool.status?.quarantined !== undefined);
+  // Only a namespace that shares a pool shows whom with (as kubectl's SharedWith column).
+  const sharing = shown.some(({ pool }) => pool.spec?.sharedWith?.length);
   const set = (key: keyof typeof filters) => (event: Event) => {
     filters[key] = (event.target as HTMLInputElement).value;
     scheduleDraw();
@@ -83,7 +92,11 @@ export function poolsPage(ns: string) {
         ? html`<p class="muted" aria-busy="true">Loading…</p>`
         : rows.length === 0
           ? html`<div class="empty">
-              <p>No pools in <strong>${ns}</strong> yet.</p>
+              <p>
+                No pools in
+                <strong>${ns}</strong>
+                yet${readSharedPools(ns).rows.length ? ' of its own; the ones shared with it are below' : ''}.
+              </p>
               <p>
                 <a class="button primary" href=${href({ page: 'new', ns })}>Create a pool</a>
                 ${exampleButton(ns)}
@@ -100,6 +113,7 @@ export function poolsPage(ns: string) {
                     <th scope="col" class="num">Total</th>
                     <th scope="col" class="num">Free</th>
                     ${quarantining ? html`<th scope="col" class="num">Quarantined</th>` : ''}
+                    ${sharing ? html`<th scope="col">Shared with</th>` : ''}
                     <th scope="col">Available</th>
                   </tr>
                 </thead>
@@ -119,6 +133,7 @@ export function poolsPage(ns: string) {
                         <td class="num">${count(pool.status?.total)}</td>
                         <td class="num">${count(pool.status?.free)}</td>
                         ${quarantining ? html`<td class="num">${count(pool.status?.quarantined ?? '0')}</td>` : ''}
+                        ${sharing ? html`<td>${sharedWithText(pool.spec?.sharedWith)}</td>` : ''}
                         <td>${badge(conditionOf(pool, 'Available'))}</td>
                       </tr>`,
                   )}
@@ -133,5 +148,6 @@ export function poolsPage(ns: string) {
               }
             </div>`
     }
+    ${sharedPoolsTable(ns, kept)}
   </section>`;
 }
