@@ -36,6 +36,7 @@ const BOTH_STORES = [
   'test/faults/crash.test.ts',
   'test/faults/start-stop.test.ts',
   'test/model/concurrency.test.ts',
+  'test/model/sharing.test.ts',
 ];
 const ALONE = ['test/faults/start-stop.test.ts'];
 

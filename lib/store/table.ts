@@ -139,6 +139,19 @@ export class Table extends TableClient {
     );
   }
 
+  /** Clears a cascade's mark that is still `since` (the repair sweep, for a cascade never finished). */
+  async clearDeleting(key: ItemKey, since: string): Promise<boolean> {
+    return this.conditional(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'REMOVE deleting',
+        ConditionExpression: 'deleting = :since',
+        ExpressionAttributeValues: { ':since': since },
+      }),
+    );
+  }
+
   async deleteItem<T>(key: ItemKey, expect?: { rv?: number; uid?: string }): Promise<Stored<T> | undefined> {
     const conditions: string[] = ['attribute_exists(pk)'];
     const values: Item = {};

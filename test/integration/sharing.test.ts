@@ -393,4 +393,28 @@ describe('a pool shared with other namespaces', () => {
     // The claim is the carved pool's: it cannot be released while the pool uses its value.
     expect((await acme.delete('claims/vpc')).status).toBe(409);
   });
+
+  it('serves again a pool whose cascade died part way and was never retried, after one sweep', async () => {
+    await sharedPool('halfway', ['1..10'], [{ namespace: 'acme' }]);
+    // The cascade's first step, its mark, and then nothing: the request died.
+    const key = objectKey('infra', 'indexpools', 'halfway');
+    const pool = await allot.table.get<Record<string, any>>(key);
+    expect(await allot.table.markDeleting(key, pool!.metadata.uid)).toBe(true);
+    expect(reasonOf((await acme.post('claims', claim('after', shared('halfway')))).body)).toBe(
+      'PoolNotFound',
+    );
+    // A sweep soon after leaves it (the cascade may still be at work); one 15 minutes on clears it.
+    expect(
+      (await sweepNamespace({ table: allot.table }, 'infra', { recheckMs: 0 })).found.abandonedCascade,
+    ).toBe(0);
+    const later = Date.now() + 16 * 60_000;
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
+    try {
+      const report = await sweepNamespace({ table: allot.table }, 'infra', { recheckMs: 0 });
+      expect(report.fixed.abandonedCascade).toBe(1);
+    } finally {
+      clock.mockRestore();
+    }
+    await eventually(async () => expect((await acme.get('claims/after')).body.status.value).toBe('1'));
+  });
 });

@@ -208,3 +208,258 @@ export async function drainedViolations(world: World, snapshot: Snapshot): Promi
   }
   return violations;
 }
+
+/*
+ * Pools shared with other namespaces (api.md, "Pools shared with other namespaces"): the pools live in an
+ * owner's namespace, claims in tenants' namespaces too. Items are told apart by the namespace in their key.
+ */
+
+/** The namespace an item lives in, from its key (`O#<ns>#…`, `A#<ns>#…`, `Q#<ns>#…`). */
+export const namespaceOf = (item: Item): string => item.pk.split('#')[1]!;
+
+/** The namespace of the claim an allocation object names: its claimRef's, else the object's own. */
+export const claimNamespaceOf = (allocation: Item): string =>
+  (allocation.spec.claimRef?.namespace as string | undefined) ?? namespaceOf(allocation);
+
+/** A claim as a sentence names it: `acme/c0`. */
+const claimText = (claim: Item) => `${namespaceOf(claim)}/${claim.metadata.name}`;
+
+/**
+ * The most values of a pool a namespace may hold now: undefined when the pool is not shared with it, and
+ * Infinity for the pool's own namespace or an entry without maxAllocations. A named entry wins over "*".
+ */
+export function shareLimit(pool: Item, namespace: string): number | undefined {
+  if (namespaceOf(pool) === namespace) return Infinity;
+  const entries = (pool.spec.sharedWith ?? []) as { namespace: string; maxAllocations?: number }[];
+  const entry = entries.find((e) => e.namespace === namespace) ?? entries.find((e) => e.namespace === '*');
+  return entry ? (entry.maxAllocations ?? Infinity) : undefined;
+}
+
+const sameClaimPool = (allocation: Item, pool: Item) =>
+  namespaceOf(allocation) === namespaceOf(pool) && allocation.spec.poolRef.name === pool.metadata.name;
+
+/** A pool's objects held by live claims of a namespace: its claimRef's namespace, and a live claim's uid. */
+export function heldBy(snapshot: Snapshot, pool: Item, namespace: string): Item[] {
+  const live = new Set(
+    snapshot.claims.filter((claim) => namespaceOf(claim) === namespace).map((claim) => claim.metadata.uid),
+  );
+  return snapshot.allocations.filter(
+    (allocation) =>
+      sameClaimPool(allocation, pool) &&
+      claimNamespaceOf(allocation) === namespace &&
+      live.has(allocation.spec.claimRef?.uid),
+  );
+}
+
+/** A namespace's places among a pool's holders (lib/store/quotas.ts). */
+function placesOf(snapshot: Snapshot, pool: Item, namespace: string): string[] {
+  const item = (snapshot.quotas ?? []).find(
+    (quota) =>
+      quota.pk === `Q#${namespaceOf(pool)}#${pool.kind ?? 'IndexPool'}#${pool.metadata.name}` &&
+      quota.sk === namespace,
+  );
+  return item?.holders ? [...(item.holders as Iterable<string>)] : [];
+}
+
+/**
+ * What must hold after every step: no tenant holds more values of a pool (objects bound to its live
+ * claims, one per place), nor more places among its holders, than `ceiling` allows (the most the namespace may hold:
+ * the highest limit in force since it last held no more than its limit, as a lowered limit takes
+ * nothing back).
+ */
+export function quotaViolations(
+  snapshot: Snapshot,
+  tenants: readonly string[],
+  ceiling: (pool: string, namespace: string) => number,
+): string[] {
+  const violations: string[] = [];
+  for (const pool of snapshot.pools) {
+    const name = pool.metadata.name as string;
+    for (const tenant of tenants) {
+      const most = ceiling(name, tenant);
+      // A write whose answer was lost leaves its attempt a second object under the same place, which the
+      // stream deletes as a lost race's: the values held are counted by place.
+      const held = heldBy(snapshot, pool, tenant);
+      const count = new Set(held.map((a) => (a.holder as string | undefined) ?? `${a.pk}|${a.sk}`)).size;
+      if (count > most)
+        violations.push(
+          `namespace ${tenant} holds ${count} values of ${name} (${held
+            .map((a) => `${a.value} for ${a.spec.claimRef.name}${a.holder ? ` in place ${a.holder}` : ''}`)
+            .join(', ')}), more than its limit ${most}`,
+        );
+      const places = placesOf(snapshot, pool, tenant);
+      if (places.length > most)
+        violations.push(
+          `namespace ${tenant} has ${places.length} places among ${name}'s holders, limit ${most}`,
+        );
+    }
+  }
+  return violations;
+}
+
+/**
+ * What a tenant was answered names nothing of another namespace: no other tenant's name (their claims'
+ * names carry it), no uid of a claim of another namespace; and a list of the tenant's own namespace
+ * (`ownItems`) holds only items of that namespace.
+ */
+export function isolationViolations(
+  tenant: string,
+  what: string,
+  body: unknown,
+  others: { namespaces: readonly string[]; uids: Iterable<string> },
+  ownItems = false,
+): string[] {
+  const violations: string[] = [];
+  const text = JSON.stringify(body) ?? '';
+  for (const namespace of others.namespaces)
+    if (namespace !== tenant && text.includes(namespace))
+      violations.push(`${what} answered ${tenant} a text naming namespace ${namespace}: ${text}`);
+  for (const uid of others.uids)
+    if (text.includes(uid))
+      violations.push(`${what} answered ${tenant} the uid ${uid} of another namespace's claim`);
+  const items = (body as { items?: unknown })?.items;
+  if (ownItems && Array.isArray(items))
+    for (const item of items as { metadata?: { name?: string; namespace?: string } }[])
+      if (item.metadata?.namespace !== tenant)
+        violations.push(
+          `${what} listed to ${tenant} ${item.metadata?.name} of namespace ${item.metadata?.namespace}`,
+        );
+  return violations;
+}
+
+/** Whether a value of a pool fits a claim's spec.value and spec.within. */
+function fitsClaim(claim: Item, value: number): boolean {
+  if (claim.spec.value !== undefined && value !== Number(claim.spec.value)) return false;
+  if (claim.spec.within === undefined) return true;
+  const [a, b] = String(claim.spec.within).split('..').map(Number);
+  return value >= a! && value <= b!;
+}
+
+/**
+ * What must hold once the stream has delivered everything (and any sweep the drain ran): every claim
+ * holds one object or none as its phase says; each pool's counts and `status.sharing` agree with a
+ * recount; each namespace's places are exactly the places its Allocated claims record; and no claim waits
+ * that could be allocated (under its namespace's limit with a value free), nor waits PoolNotFound for a
+ * pool that serves it, nor waits for any other reason for a pool that does not.
+ */
+export async function sharedDrainedViolations(
+  world: World,
+  snapshot: Snapshot,
+  tenants: readonly string[],
+): Promise<string[]> {
+  const violations = alwaysViolations(snapshot);
+  const live = new Set(snapshot.claims.map((claim) => claim.metadata.uid as string));
+  for (const claim of snapshot.claims) {
+    const mine = snapshot.allocations.filter((a) => a.spec.claimRef?.uid === claim.metadata.uid);
+    const expected = claim.phase === 'Allocated' ? 1 : 0;
+    if (mine.length !== expected)
+      violations.push(`claim ${claimText(claim)} is ${claim.phase} and bound to ${mine.length} objects`);
+    if (claim.phase === 'Allocating') violations.push(`claim ${claimText(claim)} is still Allocating`);
+  }
+  for (const allocation of snapshot.allocations) {
+    const uid = allocation.spec.claimRef?.uid;
+    if (uid && !live.has(uid))
+      violations.push(
+        `${allocation.metadata.name} is still bound to deleted claim ${claimNamespaceOf(allocation)}/${allocation.spec.claimRef.name}`,
+      );
+  }
+  for (const pool of snapshot.pools) {
+    const name = pool.metadata.name as string;
+    const owner = namespaceOf(pool);
+    const candidates = candidatesOf(pool);
+    const objects = snapshot.allocations.filter((a) => sameClaimPool(a, pool));
+    const sameKeyPool = (item: Item) => namespaceOf(item) === owner && item.poolRef.name === name;
+    const taken = new Set([
+      ...objects.map((a) => Number(a.value)),
+      ...snapshot.holds.filter(sameKeyPool).map((hold) => Number(hold.value)),
+      ...snapshot.quarantines.filter(sameKeyPool).map((q) => Number(q.value)),
+    ]);
+    const free = candidates.filter((value) => !taken.has(value));
+    const counts = new Map(tenants.map((tenant) => [tenant, heldBy(snapshot, pool, tenant).length]));
+    // status: the counts, and each namespace's usage (its entry, or values it holds) with its limit.
+    const shown = (await world.observe(`/v1/namespaces/${owner}/indexpools/${name}`)).body?.status ?? {};
+    const expected = {
+      allocated: objects.length,
+      total: String(candidates.length),
+      free: String(free.length),
+      sharing: [
+        ...new Set([
+          ...((pool.spec.sharedWith ?? []) as { namespace: string }[])
+            .map((e) => e.namespace)
+            .filter((n) => n !== '*'),
+          ...tenants.filter((tenant) => counts.get(tenant)! > 0),
+        ]),
+      ]
+        .sort()
+        .map((namespace) => {
+          const limit = shareLimit(pool, namespace);
+          return {
+            namespace,
+            allocated: counts.get(namespace) ?? 0,
+            ...(limit !== undefined && limit !== Infinity && { maxAllocations: limit }),
+          };
+        }),
+    };
+    const seen = { allocated: shown.allocated, total: shown.total, free: shown.free, sharing: shown.sharing };
+    if (JSON.stringify(seen) !== JSON.stringify(expected))
+      violations.push(
+        `pool ${name} shows ${JSON.stringify(seen)}, a recount gives ${JSON.stringify(expected)}`,
+      );
+    // The places: one per Allocated claim of the namespace holding a value of the pool, the one it records.
+    for (const tenant of tenants) {
+      const recorded = snapshot.claims
+        .filter(
+          (claim) =>
+            namespaceOf(claim) === tenant &&
+            claim.phase === 'Allocated' &&
+            claim.spec.poolRef.namespace === owner &&
+            claim.spec.poolRef.name === name,
+        )
+        .map((claim) => String(claim.holder))
+        .sort();
+      const places = placesOf(snapshot, pool, tenant).sort();
+      if (JSON.stringify(places) !== JSON.stringify(recorded))
+        violations.push(
+          `namespace ${tenant}'s places among ${name}'s holders are ${JSON.stringify(places)}, its Allocated claims record ${JSON.stringify(recorded)}`,
+        );
+    }
+  }
+  for (const claim of snapshot.claims) {
+    if (claim.phase !== 'Waiting') continue;
+    const namespace = namespaceOf(claim);
+    const poolNamespace = (claim.spec.poolRef.namespace as string | undefined) ?? namespace;
+    const reason = claim.status.conditions?.[0]?.reason;
+    const pool = snapshot.pools.find(
+      (item) => namespaceOf(item) === poolNamespace && item.metadata.name === claim.spec.poolRef.name,
+    );
+    // A pool a cascade marked and did not finish deleting (its request died) is gone to claims until a
+    // retry finishes it (lib/service/operations/pools.ts deletePool).
+    const limit = pool && pool.deleting === undefined ? shareLimit(pool, namespace) : undefined;
+    if (limit === undefined) {
+      if (reason !== 'PoolNotFound')
+        violations.push(`claim ${claimText(claim)} waits (${reason}) for a pool that does not serve it`);
+      continue;
+    }
+    if (reason === 'PoolNotFound')
+      violations.push(
+        `claim ${claimText(claim)} waits PoolNotFound for ${pool!.metadata.name}, shared with it`,
+      );
+    const held = poolNamespace === namespace ? 0 : heldBy(snapshot, pool!, namespace).length;
+    const objects = snapshot.allocations.filter((a) => sameClaimPool(a, pool!));
+    const taken = new Set([
+      ...objects.map((a) => Number(a.value)),
+      ...snapshot.holds
+        .filter((h) => namespaceOf(h) === poolNamespace && h.poolRef.name === pool!.metadata.name)
+        .map((h) => Number(h.value)),
+      ...snapshot.quarantines
+        .filter((q) => namespaceOf(q) === poolNamespace && q.poolRef.name === pool!.metadata.name)
+        .map((q) => Number(q.value)),
+    ]);
+    const fits = candidatesOf(pool!).filter((value) => !taken.has(value) && fitsClaim(claim, value));
+    if (held < limit && fits.length > 0)
+      violations.push(
+        `claim ${claimText(claim)} waits (${reason}) although its namespace holds ${held} of ${limit} values of ${pool!.metadata.name} and ${fits.slice(0, 3).join(', ')} is free`,
+      );
+  }
+  return violations;
+}

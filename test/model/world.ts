@@ -135,13 +135,14 @@ export class World {
       allocations: items.filter((item) => item.t === 'alloc'),
       holds: items.filter((item) => item.t === 'hold'),
       quarantines: items.filter((item) => item.t === 'quarantine'),
+      quotas: items.filter((item) => item.t === 'holders'),
     };
   }
 
-  /** One run of the repair sweep over the model's namespace (lib/service/repair/sweep.ts). */
-  async repair(): Promise<RepairReport> {
+  /** One run of the repair sweep over a namespace, the model's unless named (lib/service/repair/sweep.ts). */
+  async repair(namespace = NAMESPACE): Promise<RepairReport> {
     this.sweeps++;
-    const report = await sweepNamespace({ table: this.streamTable }, NAMESPACE, { recheckMs: 0 }).catch(
+    const report = await sweepNamespace({ table: this.streamTable }, namespace, { recheckMs: 0 }).catch(
       (error: unknown) => {
         this.sweepsDied++;
         throw error;
@@ -193,6 +194,8 @@ export interface Snapshot {
   holds: Item[];
   /** Freed values held back (lib/service/leases/quarantine.ts), each at its value's key. */
   quarantines: Item[];
+  /** A shared pool's holders, one item per pool and claim namespace (lib/store/quotas.ts). */
+  quotas?: Item[];
 }
 
 async function callHandler(

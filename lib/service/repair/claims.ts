@@ -15,6 +15,7 @@ import { LIST_SHARDS } from '../../store/keys.ts';
 import { poolIdOf, poolRefValid, readPool, reconcileClaim } from '../allocation/decide.ts';
 import { expireClaim, expiredNow } from '../leases/leases.ts';
 import { exhausted, fix, handlerMayRun, spend, type Sweep } from './state.ts';
+import { giveHolderBack } from '../stream/reconcile.ts';
 
 const CLAIM_PAGE = 100;
 
@@ -61,6 +62,8 @@ async function checkClaim(
     // Its object was deleted (or rebound) and the removal's record was lost: it allocates again.
     await fix(sweep, 'lostAllocation', async () => {
       if (!(await ctx.table.unbindClaim(key, claim.metadata.uid, claim.bound!))) return false;
+      // A shared pool's place goes with the value it held (test/model/sharing.test.ts found it kept).
+      await giveHolderBack(ctx, claim);
       await reconcileClaim(ctx, key);
       return true;
     });

@@ -22,7 +22,7 @@ import {
   type GroupRef,
 } from '../../store/keys.ts';
 import { allocatedOutcome, bindable, reconcileClaim, settle } from '../allocation/decide.ts';
-import { reclaim, refreshPool } from '../stream/reconcile.ts';
+import { reclaim, refreshPool, wakeWaiting } from '../stream/reconcile.ts';
 import { resolvePlacement } from '../allocation/prefix-check.ts';
 import { firstFree } from '../counts/tally.ts';
 import { candidateOrdinal, countSummaries } from '../counts/count.ts';
@@ -98,7 +98,30 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
   }
   if (held) await checkWaiting(sweep, walk, held);
   if (walk.pool.spec.sharedWith !== undefined) await checkHolders(sweep, walk);
+  await checkCascade(sweep, walk);
   return true;
+}
+
+/**
+ * Longer than any request runs (the api function stops at 29 s): a pool marked by a cascade this long
+ * ago was left by a request that died and was not retried.
+ */
+const CASCADE_ABANDONED_MS = 15 * 60_000;
+
+/**
+ * A cascade that died part way and was never retried leaves its pool marked `deleting`, and to every
+ * claim a pool that does not exist: the mark is cleared, and the pool's waiting claims woken, so the pool
+ * serves again (what the cascade deleted stays deleted; a retried cascade marks it anew).
+ */
+async function checkCascade(sweep: Sweep, walk: PoolWalk): Promise<void> {
+  const since = walk.pool.deleting;
+  if (since === undefined || Date.now() - Date.parse(since) < CASCADE_ABANDONED_MS) return;
+  await fix(sweep, 'abandonedCascade', async () => {
+    const key = { pk: walk.pool.pk, sk: walk.pool.sk };
+    if (!(await sweep.ctx.table.clearDeleting(key, since))) return false;
+    await wakeWaiting(sweep.ctx, walk.id);
+    return true;
+  });
 }
 
 /**

@@ -23,6 +23,7 @@ export const REPAIR_KINDS = [
   'pendingHold',
   'expiredLease',
   'lostHolder',
+  'abandonedCascade',
 ] as const;
 
 export type RepairKind = (typeof REPAIR_KINDS)[number];
