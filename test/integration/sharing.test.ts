@@ -417,4 +417,21 @@ describe('a pool shared with other namespaces', () => {
     }
     await eventually(async () => expect((await acme.get('claims/after')).body.status.value).toBe('1'));
   });
+
+  it('quarantines a tenant value released from a shared pool, and frees the place at once', async () => {
+    await sharedPool('held-back', ['1..3'], [{ namespace: 'acme', maxAllocations: 1 }], {
+      quarantineSeconds: 300,
+    });
+    expect((await acme.post('claims', claim('q1', shared('held-back')))).body.status.value).toBe('1');
+    expect((await acme.delete('claims/q1')).status).toBe(200);
+    await drained();
+    // The value is held back; the namespace's place is not: its next claim gets another value.
+    await eventually(async () =>
+      expect((await infra.get('indexpools/held-back')).body.status.quarantined).toBe('1'),
+    );
+    const asked = await acme.post('claims', claim('q-again', shared('held-back'), { value: '1' }));
+    expect(reasonOf(asked.body)).toBe('ValueQuarantined');
+    await drained();
+    expect((await acme.post('claims', claim('q2', shared('held-back')))).body.status.value).toBe('2');
+  });
 });

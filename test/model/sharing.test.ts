@@ -607,6 +607,8 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
     ),
     {
       numRuns: Number(process.env.MODEL_RUNS ?? numRuns),
+      // MODEL_NO_SHRINK=1: the first failing run as it came (shrinking replays whole runs: minutes).
+      endOnFailure: process.env.MODEL_NO_SHRINK === '1',
       seed: process.env.MODEL_SEED ? Number(process.env.MODEL_SEED) : undefined,
       path: process.env.MODEL_PATH,
     },

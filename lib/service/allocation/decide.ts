@@ -27,7 +27,7 @@ import { decideRanged, type RangedParts } from './prefix-search.ts';
 import { liveClaim } from '../leases/leases.ts';
 import { endQuarantine } from '../leases/quarantine.ts';
 import { searchOrigin, searcher, searchWithSpread, type PrefetchedSummary } from './search.ts';
-import { givePlace, quotaMessage, takePlace, type Place } from './quota.ts';
+import { ensurePlace, givePlace, placeFor, QuotaRefused, quotaMessage, type Place } from './quota.ts';
 import { claimNamespaceOf, isSharedClaim, poolNamespaceOf } from '../../domain/objects/sharing.ts';
 import {
   adjustSpread,
@@ -133,8 +133,11 @@ async function bind(
   claim: ClaimRecord,
   key: ItemKey,
   allocation: AllocationRecord,
+  place?: Place,
 ): Promise<Outcome | undefined> {
   const previousUid = allocation.spec.claimRef?.uid ?? '';
+  // An object its claim holds already needs no place more; any other binds under this attempt's.
+  if (previousUid !== claim.metadata.uid || !allocation.holder) await ensurePlace(ctx, place);
   if (previousUid !== claim.metadata.uid) {
     const moved = await ctx.table.setAllocationUid(key, claim.metadata.name, previousUid, claim.metadata.uid);
     // A retried write whose first attempt landed (its answer lost) finds the object bound to this claim.
@@ -221,27 +224,35 @@ export async function decide(
   if (!pool || pool.deleting !== undefined) return missing();
   if (!isSharedClaim(claim)) return decideInPool(ctx, claim, pool, offers, options, now);
   // A pool of another namespace: to a namespace it is not shared with, a pool that does not exist.
-  const place = await takePlace(ctx, claim, pool);
-  if (place === 'not shared') return missing();
-  if (place === 'quota used up') return waiting('QuotaExceeded', quotaMessage(claim, pool), now);
-  const decision = await decideInPool(ctx, claim, pool, offers, options, now, place.token);
+  const place = placeFor(claim, pool);
+  if (!place) return missing();
+  let decision: Decision;
+  try {
+    decision = await decideInPool(ctx, claim, pool, offers, options, now, place);
+  } catch (error) {
+    if (!(error instanceof QuotaRefused)) throw error;
+    return waiting('QuotaExceeded', quotaMessage(claim, pool), now);
+  }
   const { outcome } = decision;
   if (outcome.phase !== 'Allocated') {
-    await givePlace(ctx, place);
-    outcome.gaveBack = place;
+    if (place.taken) {
+      await givePlace(ctx, place);
+      outcome.gaveBack = place;
+    }
   } else if (
     outcome.took?.created === false &&
     outcome.took.previousUid === claim.metadata.uid &&
     outcome.holder
   ) {
     // The object was this claim's already: another attempt on the claim made it, under its own place,
-    // which its settle records too. Ours is one too many (test/model/sharing.test.ts found it kept).
-    await givePlace(ctx, place);
+    // which its settle records too. Ours is one too many (test/model/sharing.test.ts found it kept),
+    // unless it is that very place (our put landed, its answer was lost, and we found our own object).
+    if (place.taken && outcome.holder !== place.token) await givePlace(ctx, place);
   } else outcome.holder = place.token;
   return decision;
 }
 
-/** decide's steps once the claim may use the pool; `holder`: a shared pool's place the claim took. */
+/** decide's steps once the claim may use the pool; `place`: a shared pool's, taken before a put or bind. */
 async function decideInPool(
   ctx: ClaimContext,
   claim: ClaimRecord,
@@ -249,21 +260,21 @@ async function decideInPool(
   offers: readonly ItemKey[],
   options: DecideOptions,
   now: string,
-  holder?: string,
+  place?: Place,
 ): Promise<Decision> {
-  const offered = await bindOffer(ctx, claim, offers);
+  const offered = await bindOffer(ctx, claim, offers, place);
   if (offered) return { outcome: offered, collisions: 0 };
 
   const space = spaceOf(pool);
   if (isRanged(space))
-    return decideRanged(ctx, claim, pool, space, rangedParts(ctx, claim, pool, now, holder));
+    return decideRanged(ctx, claim, pool, space, rangedParts(ctx, claim, pool, now, place));
   const restricted = space.claimSegments(claim.spec.within, claim.spec.reserved);
   if ('causes' in restricted) {
     const message = restricted.causes.map((cause) => `${cause.field}: ${cause.message}`).join('; ');
     return waiting('PoolExhausted', `cannot be met: ${message}`, now);
   }
-  const put = allocationPut(ctx, claim, pool, now, holder);
-  const search = { space, segments: restricted.segments, put, now };
+  const put = allocationPut(ctx, claim, pool, now, place);
+  const search = { space, segments: restricted.segments, put, now, place };
   return claim.spec.value !== undefined
     ? decideValue(ctx, claim, search)
     : decideNextFree(ctx, claim, pool, search, options);
@@ -275,11 +286,11 @@ const waiting = (reason: WaitingReason, message: string, now: string, collisions
 });
 
 /** The first offered object that binds to the claim, bound. */
-async function bindOffer(ctx: ClaimContext, claim: ClaimRecord, offers: readonly ItemKey[]) {
+async function bindOffer(ctx: ClaimContext, claim: ClaimRecord, offers: readonly ItemKey[], place?: Place) {
   for (const offer of offers) {
     const offered = await ctx.table.get<AllocationRecord>(offer);
     if (offered?.t === 'alloc' && bindable(offered, claim)) {
-      const outcome = await bind(ctx, claim, offer, offered);
+      const outcome = await bind(ctx, claim, offer, offered, place);
       if (outcome) return outcome;
     }
   }
@@ -298,7 +309,7 @@ function allocationPut(
   claim: ClaimRecord,
   pool: PoolRecord,
   now: string,
-  holder?: string,
+  place?: Place,
 ): AllocationPut {
   const info = poolKindInfo(pool.kind)!;
   const poolId = poolIdOf(claim);
@@ -308,7 +319,8 @@ function allocationPut(
     key,
     tryCreate: async (value, raced = false) => {
       const itemKey = key(value);
-      const record = newAllocation(claim, pool, value, now, holder);
+      await ensurePlace(ctx, place);
+      const record = newAllocation(claim, pool, value, now, place?.token);
       if (raced) record.raced = true;
       if (!(await ctx.table.putAllocation(itemKey, record, value.slot, info.allocationResource)))
         return false;
@@ -331,6 +343,8 @@ interface SearchParts {
   segments: readonly Segment[];
   put: AllocationPut;
   now: string;
+  /** A shared pool's place: a claim that has one looks at its value before it puts. */
+  place?: Place;
 }
 
 /** A claim for one value (`spec.value`): put it, or bind it, or wait for it and say why. */
@@ -342,13 +356,19 @@ async function decideValue(ctx: ClaimContext, claim: ClaimRecord, parts: SearchP
     const shown = value.ok ? value.value.value : String(claim.spec.value);
     return waiting('PoolExhausted', `${shown} is not a candidate of ${ref.name} for this claim`, now);
   }
-  if (await put.tryCreate(value.value)) return put.allocated(0);
   const key = put.key(value.value);
-  let held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
+  type Held = AllocationRecord | NameHoldRecord | QuarantineRecord;
+  // A shared pool's claim looks first: a value it finds held then costs its namespace no place, which a
+  // put that loses would take and give back, refusing the namespace's other claims for that moment.
+  let held = parts.place ? await ctx.table.get<Held>(key) : undefined;
+  if (!held) {
+    if (await put.tryCreate(value.value)) return put.allocated(0);
+    held = await ctx.table.get<Held>(key);
+  }
   // A quarantine whose time has come is ended here rather than waited for (TTL or the expiry run).
   if (held?.t === 'quarantine' && (await endQuarantine(ctx, key, held))) {
     if (await put.tryCreate(value.value)) return put.allocated(0);
-    held = await ctx.table.get<AllocationRecord | NameHoldRecord | QuarantineRecord>(key);
+    held = await ctx.table.get<Held>(key);
   }
   if (held?.t === 'quarantine') {
     const why = `${value.value.value} was freed at ${held.since} and is held back until ${held.until} (quarantineSeconds)`;
@@ -357,7 +377,7 @@ async function decideValue(ctx: ClaimContext, claim: ClaimRecord, parts: SearchP
   // A name hold (service/allocation/name-holds.ts) holds the value for the object its name points at.
   const holder = held?.t === 'alloc' ? held : undefined;
   if (holder && bindable(holder, claim)) {
-    const outcome = await bind(ctx, claim, key, holder);
+    const outcome = await bind(ctx, claim, key, holder, parts.place);
     if (outcome) return { outcome, collisions: 0 };
   }
   // Another namespace's claim is not named to this one (api.md, "Pools shared with other namespaces").
@@ -413,7 +433,7 @@ function rangedParts(
   claim: ClaimRecord,
   pool: PoolRecord,
   now: string,
-  holder?: string,
+  place?: Place,
 ): RangedParts<Outcome> {
   return {
     now,
@@ -422,9 +442,10 @@ function rangedParts(
       ...allocatedOutcome(claim, record, key, now),
       took: { key, created: true, previousUid: '' },
     }),
-    bind: (key, holder) => bind(ctx, claim, key, holder),
+    bind: (key, holder) => bind(ctx, claim, key, holder, place),
     bindable: (holder) => bindable(holder, claim),
-    newAllocation: (value) => newAllocation(claim, pool, value, now, holder),
+    newAllocation: (value) => newAllocation(claim, pool, value, now, place?.token),
+    beforePut: () => ensurePlace(ctx, place),
     summarised: summarised(pool),
     hint: hintOf(pool),
     frontier: (length) => ctx.frontiers?.get(frontierKey(pool, length)),

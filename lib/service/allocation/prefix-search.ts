@@ -35,6 +35,8 @@ export interface RangedParts<Outcome> {
   bind(key: ItemKey, holder: AllocationRecord): Promise<Outcome | undefined>;
   bindable(holder: AllocationRecord): boolean;
   newAllocation(value: ParsedValue): AllocationRecord;
+  /** Before each put: a shared pool's place taken (it throws when the quota refuses it). */
+  beforePut?(): Promise<void>;
   summarised: boolean;
   /** The pool's hint: the lowest position, in finest slots, that may be free. */
   hint: bigint;
@@ -85,6 +87,7 @@ export async function decideRanged<Outcome>(
   const lengthSpace = chosen.space;
   let placed: { record: AllocationRecord; key: ItemKey } | undefined;
   const place = async (value: ParsedValue, raced: boolean) => {
+    await parts.beforePut?.();
     const record = parts.newAllocation(value);
     if (raced) record.raced = true;
     const result = await placeChecked(ctx, poolId, layout, value, record, 'ipprefixes');
