@@ -211,7 +211,7 @@ export function createHttpChain(dispatch: Dispatch, context?: Partial<ClaimConte
     const request = { ...event.parsed!, params: match.params };
     if (match.route.kube) checkKubeQuery(match.route, request.query);
     logger.appendKeys(logKeysOf(event, request, match.route.resource === 'claims'));
-    const { operation, kube } = match.route;
+    const { operation } = match.route;
     if (operation === 'listEveryNamespace' && isWatch(request.query))
       throw new BadRequestError('a watch is served per namespace; watch one namespace (without -A)');
     if (operation === 'list' && isWatch(request.query))
