@@ -497,8 +497,12 @@ async function drain(run: Run, model: Model): Promise<void> {
   // From here on a namespace holds at most what it holds now or its limit now, whichever is more.
   for (const { name } of POOLS) {
     const pool = snapshot.pools.find((item) => item.metadata.name === name);
+    // A pool deleted (without cascade) while a claim's put raced its delete leaves that object, as an
+    // object made before its pool may be: it still counts, so a pool made again holds what it held.
+    const counted =
+      pool ?? ({ pk: `O#${OWNER}#indexpools#0`, sk: name, t: 'pool', metadata: { name }, spec: {} } as Item);
     for (const tenant of TENANTS) {
-      const held = pool ? heldBy(snapshot, pool, tenant).length : 0;
+      const held = heldBy(snapshot, counted, tenant).length;
       const limit = pool ? (shareLimit(pool, tenant) ?? 0) : 0;
       model.ceilings.set(ceilingKey(name, tenant), Math.max(held, limit));
       if (pool && held > 0) run.sharedAllocated += held;
