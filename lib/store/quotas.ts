@@ -5,7 +5,7 @@
  * decides every race on the item, so however many claims race, the set never grows past the limit, and
  * adding a place twice (a retried request) adds it once.
  */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PoolKind } from '../domain/kinds.ts';
 import type { HoldersRecord } from '../domain/objects/records.ts';
 import type { TableClient } from './client.ts';
@@ -60,23 +60,10 @@ export class Quotas {
   /** Every namespace's holders of the pool, read consistently. */
   async of(pool: PoolId): Promise<NamespaceHolders[]> {
     const found: NamespaceHolders[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await this.io.doc.send(
-        new QueryCommand({
-          TableName: this.io.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': holdersKey(pool).pk },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of result.Items ?? []) {
-        const holders = (item as HoldersRecord).holders;
-        found.push({ namespace: item.sk as string, holders: holders ? [...holders] : [] });
-      }
-      start = result.LastEvaluatedKey;
-    } while (start);
+    for await (const item of this.partition(holdersKey(pool).pk)) {
+      const holders = (item as HoldersRecord).holders;
+      found.push({ namespace: item.sk as string, holders: holders ? [...holders] : [] });
+    }
     return found;
   }
 
@@ -111,25 +98,21 @@ export class Quotas {
   /** The pools listed as shared with `namespace` or with every namespace, read consistently. */
   async sharedWith(namespace: string): Promise<PoolId[]> {
     const pools: PoolId[] = [];
-    for (const listed of [namespace, '*']) {
-      let start: Record<string, unknown> | undefined;
-      do {
-        const result = await this.io.doc.send(
-          new QueryCommand({
-            TableName: this.io.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': shareKey(listed).pk },
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const item of result.Items ?? []) {
-          const [poolNamespace, kind, ...name] = (item.sk as string).split('#');
-          pools.push({ namespace: poolNamespace!, kind: kind as PoolKind, name: name.join('#') });
-        }
-        start = result.LastEvaluatedKey;
-      } while (start);
-    }
+    for (const listed of [namespace, '*'])
+      for await (const item of this.partition(shareKey(listed).pk)) {
+        const [poolNamespace, kind, ...name] = (item.sk as string).split('#');
+        pools.push({ namespace: poolNamespace!, kind: kind as PoolKind, name: name.join('#') });
+      }
     return pools;
+  }
+
+  /** Every item of one partition, read consistently (the client's paging). */
+  private partition(pk: string) {
+    return this.io.pages({
+      TableName: this.io.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ConsistentRead: true,
+    });
   }
 }

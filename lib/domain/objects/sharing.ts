@@ -72,11 +72,17 @@ export function sharedNamespaces(spec: PoolRecord['spec']): string[] {
  * does not exist); else the most values it may hold. An entry naming the namespace wins over `"*"`.
  */
 export function shareFor(pool: PoolRecord, namespace: string): { maxAllocations: number } | undefined {
-  const entries = sharedWithOf(pool);
-  const entry =
-    entries.find((e) => e.namespace === namespace) ?? entries.find((e) => e.namespace === EVERY_NAMESPACE);
+  const entry = shareEntryFor(pool, namespace);
   if (!entry) return undefined;
   return { maxAllocations: Math.min(entry.maxAllocations ?? SHARED_HOLDERS_MAX, SHARED_HOLDERS_MAX) };
+}
+
+/** The `sharedWith` entry that applies to a namespace: the one naming it, else `"*"`'s. */
+export function shareEntryFor(pool: PoolRecord, namespace: string): SharedWithEntry | undefined {
+  const entries = sharedWithOf(pool);
+  return (
+    entries.find((e) => e.namespace === namespace) ?? entries.find((e) => e.namespace === EVERY_NAMESPACE)
+  );
 }
 
 /** The namespace of the pool a claim names: its own unless `spec.poolRef.namespace` says another. */
@@ -132,9 +138,7 @@ export function sharingStatus(
   for (const { namespace, count } of holders)
     if (count > 0 || counts.has(namespace)) counts.set(namespace, count);
   return [...counts.keys()].sort().map((namespace) => {
-    const entries = sharedWithOf(pool);
-    const entry =
-      entries.find((e) => e.namespace === namespace) ?? entries.find((e) => e.namespace === EVERY_NAMESPACE);
+    const entry = shareEntryFor(pool, namespace);
     return {
       namespace,
       allocated: counts.get(namespace)!,

@@ -6,7 +6,7 @@
 import { API_VERSION } from '../../domain/kinds.ts';
 import { poolObject } from '../../domain/objects/objects.ts';
 import type { PoolRecord } from '../../domain/objects/records.ts';
-import { sharedWithOf, shareFor, EVERY_NAMESPACE } from '../../domain/objects/sharing.ts';
+import { shareEntryFor, shareFor } from '../../domain/objects/sharing.ts';
 import { poolKeyOf } from '../../store/keys.ts';
 import type { ClaimContext } from '../context.ts';
 import { namespaceOf, type OperationRequest, type Reply } from './common.ts';
@@ -31,9 +31,7 @@ export async function listSharedPools(request: OperationRequest, ctx: ClaimConte
 function sharedPoolObject(pool: PoolRecord, namespace: string, allocated: number): Record<string, unknown> {
   const { sharedWith: _others, ...spec } = pool.spec;
   const { status, metadata } = poolObject(pool) as { status: Record<string, unknown>; metadata: object };
-  const entries = sharedWithOf(pool);
-  const entry =
-    entries.find((e) => e.namespace === namespace) ?? entries.find((e) => e.namespace === EVERY_NAMESPACE);
+  const entry = shareEntryFor(pool, namespace);
   const { allocated: _everyone, ...rest } = status;
   return {
     apiVersion: API_VERSION,
