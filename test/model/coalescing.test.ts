@@ -23,6 +23,7 @@ import { STREAM_MAPPING } from '../../lib/cloud/stream-mapping.ts';
 import { Table } from '../../lib/store/table.ts';
 import { startTestStore } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';
+import { propertyRuns } from '../helpers/property-runs.ts';
 import { drainedViolations } from './invariants.ts';
 import { World } from './world.ts';
 
@@ -326,12 +327,7 @@ describe('coalescing a key’s records', () => {
           }
         },
       ),
-      {
-        numRuns: Number(process.env.COALESCING_RUNS ?? 15),
-        seed: process.env.COALESCING_SEED ? Number(process.env.COALESCING_SEED) : undefined,
-        path: process.env.COALESCING_PATH,
-        endOnFailure: process.env.COALESCING_NO_SHRINK === '1',
-      },
+      propertyRuns('coalescing', { prefix: 'COALESCING', numRuns: 15 }),
     );
   }, 600_000);
 });

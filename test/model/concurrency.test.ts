@@ -16,6 +16,7 @@ import { startTestStore } from '../helpers/allot.ts';
 import { alwaysViolations, drainedViolations } from './invariants.ts';
 import { Clock, World, type Answer } from './world.ts';
 import { recordFigure } from '../helpers/figures.ts';
+import { propertyRuns } from '../helpers/property-runs.ts';
 import { STREAM_MAPPING } from '../../lib/cloud/stream-mapping.ts';
 
 const ALLOW_BINDING = 'pool.networking.metal.ironcore.dev/allow-binding';
@@ -742,12 +743,7 @@ async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) 
         }
       },
     ),
-    // MODEL_RUNS and MODEL_SEED (with MODEL_PATH) hunt longer or replay a reported failure.
-    {
-      numRuns: Number(process.env.MODEL_RUNS ?? numRuns),
-      seed: process.env.MODEL_SEED ? Number(process.env.MODEL_SEED) : undefined,
-      path: process.env.MODEL_PATH,
-    },
+    propertyRuns(`model ${faulty ? 'with' : 'without'} faults`, { numRuns }),
   );
 }
 

@@ -252,7 +252,7 @@ export function heldBy(snapshot: Snapshot, pool: Item, namespace: string): Item[
 }
 
 /** A namespace's places among a pool's holders (lib/store/quotas.ts). */
-function placesOf(snapshot: Snapshot, pool: Item, namespace: string): string[] {
+export function placesOf(snapshot: Snapshot, pool: Item, namespace: string): string[] {
   const item = (snapshot.quotas ?? []).find(
     (quota) =>
       quota.pk === `Q#${namespaceOf(pool)}#${pool.kind ?? 'IndexPool'}#${pool.metadata.name}` &&
