@@ -1,9 +1,14 @@
 /**
  * `AllotIpAddresses`: a VPC's IPv4 CIDR from an Allot IPPrefixPool, as `ec2.IpAddresses.awsIpamAllocation`
  * takes it from an AWS IPAM pool. The CIDR is an `AllotClaim`'s value, known at deploy time only, so the
- * subnets are split from the VPC's `CidrBlock` with `Fn::Cidr`, exactly as CDK's `AwsIpam` does
- * (aws-cdk-lib/aws-ec2/lib/ip-addresses.js: `calculateCidrSplits` over the netmask, then
- * `cidrSplitToCfnExpression`, which CDK exports).
+ * subnets are split from the VPC's `CidrBlock` with `Fn::Cidr` (`cidrSplitToCfnExpression`, which CDK
+ * exports), at offsets worked out here from the claim's prefix length:
+ *
+ * - with `defaultSubnetIpv4NetmaskLength`, exactly as CDK's `AwsIpam` does (aws-cdk-lib/aws-ec2/lib/
+ *   ip-addresses.js: `calculateCidrSplits` over the netmask);
+ * - without it, as `ec2.IpAddresses.cidr` does (its `NetworkBuilder`, aws-ec2/lib/network-util.js): the
+ *   subnets that give a `cidrMask` first, then the rest share what is left equally. AWS's IPAM variant
+ *   throws there, so swapping `IpAddresses.cidr('10.0.0.0/20')` for a claim of a /20 changes one line.
  */
 import { Lazy, Reference, RemovalPolicy, Tokenization } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -21,7 +26,8 @@ export interface AllotIpAddressesProps {
   /**
    * The netmask of subnets whose configuration gives no `cidrMask`, as `AwsIpamProps` has it.
    *
-   * @default none: every subnet configuration must give its `cidrMask`
+   * @default none: subnets without a `cidrMask` share the space the others leave, as under
+   * `ec2.IpAddresses.cidr`
    */
   readonly defaultSubnetIpv4NetmaskLength?: number;
   /** Labels of the claim. */
@@ -55,6 +61,39 @@ export function calculateCidrSplits(rootNetmask: number, netmasks: readonly numb
       `IP space of size /${rootNetmask} not big enough to allocate subnets of sizes ${netmasks.map((mask) => `/${mask}`)}`,
     );
   return splits;
+}
+
+/** The netmasks `ec2.IpAddresses.cidr` allows a subnet (`NetworkBuilder.addSubnets`). */
+const CIDR_SUBNET_NETMASKS = { min: 16, max: 28 };
+
+/**
+ * `ec2.IpAddresses.cidr`'s layout, relative to the VPC's start: each subnet that gives a netmask, in order,
+ * at the next offset aligned to its size; then those that give none, in order, each the largest power of
+ * two that fits the rest divided among them (`maskForRemainingSubnets`). Splits come back in the
+ * subnets' order.
+ */
+export function splitLikeCidr(rootNetmask: number, netmasks: readonly (number | undefined)[]): CidrSplit[] {
+  const space = 2 ** (32 - rootNetmask);
+  let next = 0;
+  const place = (netmask: number): CidrSplit => {
+    if (netmask < CIDR_SUBNET_NETMASKS.min || netmask > CIDR_SUBNET_NETMASKS.max)
+      throw new Error(
+        `AllotIpAddresses: a subnet of /${netmask}: subnets are /${CIDR_SUBNET_NETMASKS.min} to /${CIDR_SUBNET_NETMASKS.max}, as ec2.IpAddresses.cidr has them`,
+      );
+    const size = 2 ** (32 - netmask);
+    const offset = Math.ceil(next / size) * size;
+    if (offset + size > space)
+      throw new Error(
+        `AllotIpAddresses: a subnet of /${netmask} exceeds the space left in the VPC's /${rootNetmask}`,
+      );
+    next = offset + size;
+    return { count: 2 ** (netmask - rootNetmask), netmask, index: offset / size };
+  };
+  const given = netmasks.map((netmask) => (netmask === undefined ? undefined : place(netmask)));
+  const without = netmasks.filter((netmask) => netmask === undefined).length;
+  if (without === 0) return given as CidrSplit[];
+  const shared = 32 - Math.floor(Math.log2(Math.floor((space - next) / without)));
+  return given.map((split) => split ?? place(shared));
 }
 
 /**
@@ -116,18 +155,14 @@ export class AllotIpAddresses implements ec2.IIpAddresses {
       labels: this.props.labels,
       removalPolicy: this.props.removalPolicy,
     });
-    const netmasks = input.requestedSubnets.map(({ configuration }) => {
-      const mask = configuration.cidrMask ?? this.props.defaultSubnetIpv4NetmaskLength;
-      if (mask === undefined)
-        throw new Error(
-          'AllotIpAddresses: a subnet configuration gives no cidrMask; set defaultSubnetIpv4NetmaskLength',
-        );
-      return mask;
-    });
+    const { prefixLength, defaultSubnetIpv4NetmaskLength: fallback } = this.props;
+    const netmasks = input.requestedSubnets.map(({ configuration }) => configuration.cidrMask ?? fallback);
+    const splits =
+      fallback === undefined
+        ? splitLikeCidr(prefixLength, netmasks)
+        : calculateCidrSplits(prefixLength, netmasks as number[]);
     return {
-      allocatedSubnets: calculateCidrSplits(this.props.prefixLength, netmasks).map((split) => ({
-        cidr: ec2.cidrSplitToCfnExpression(input.vpcCidr, split),
-      })),
+      allocatedSubnets: splits.map((split) => ({ cidr: ec2.cidrSplitToCfnExpression(input.vpcCidr, split) })),
     };
   }
 

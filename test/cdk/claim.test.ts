@@ -8,6 +8,7 @@ import { App, RemovalPolicy, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type { IConstruct } from 'constructs';
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import { AllotClaim, AllotIpAddresses, AllotService, type AllotServiceProps } from '../../lib/cloud/index.ts';
 import { REQUEST_RULES } from '../../lib/cloud/requests.ts';
@@ -179,10 +180,40 @@ describe('AllotIpAddresses', () => {
     },
   );
 
-  it('refuses subnets without a netmask when there is no default, and subnets that do not fit, as CDK does', () => {
-    const noDefault = AllotIpAddresses.fromPool({ serviceToken: TOKEN, pool: 'p', prefixLength: 20 });
-    expect(() => new ec2.Vpc(stack(), 'Vpc', { ipAddresses: noDefault })).toThrow(
-      /defaultSubnetIpv4NetmaskLength/,
+  it.each([
+    ['the default layout (a public and a private subnet per zone)', 20, 2, undefined],
+    ['three zones of a /16', 16, 3, undefined],
+    [
+      'some subnets with a netmask, the rest sharing what is left',
+      20,
+      3,
+      [
+        { name: 'Public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 26 },
+        { name: 'Private', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+        { name: 'Data', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 },
+      ],
+    ],
+  ])(
+    'splits the subnets as ec2.IpAddresses.cidr does, without defaultSubnetIpv4NetmaskLength (%s)',
+    (_, prefixLength, maxAzs, subnetConfiguration) => {
+      const cidr = `10.${prefixLength}.0.0/${prefixLength}`;
+      const layout = (ipAddresses: ec2.IIpAddresses) => {
+        const s = stack();
+        new ec2.Vpc(s, 'Vpc', { ipAddresses, maxAzs, subnetConfiguration });
+        // Each subnet's CidrBlock, with the VPC's CIDR (the claim's value at deploy time) as `cidr`.
+        return subnets(Template.fromStack(s)).map((block) => evaluateCidr(block, cidr));
+      };
+      const allot = layout(AllotIpAddresses.fromPool({ serviceToken: TOKEN, pool: 'p', prefixLength }));
+      const concrete = layout(ec2.IpAddresses.cidr(cidr));
+      expect(allot.length).toBeGreaterThan(maxAzs);
+      expect(allot).toEqual(concrete);
+    },
+  );
+
+  it('refuses subnets that do not fit, as CDK does', () => {
+    const noRoom = AllotIpAddresses.fromPool({ serviceToken: TOKEN, pool: 'p', prefixLength: 28 });
+    expect(() => new ec2.Vpc(stack(), 'Vpc', { ipAddresses: noRoom, maxAzs: 2 })).toThrow(
+      /subnets are \/16 to \/28/,
     );
     const tooSmall = AllotIpAddresses.fromPool({
       serviceToken: TOKEN,
@@ -211,6 +242,32 @@ describe('AllotIpAddresses', () => {
       });
   });
 });
+
+/**
+ * A subnet's CidrBlock as CloudFormation works it out: `Fn::Select` of `Fn::Cidr` of the VPC's CidrBlock
+ * (`Fn::GetAtt`, here `vpcCidr`), or a literal.
+ */
+function evaluateCidr(expression: unknown, vpcCidr: string): string {
+  const value = (node: unknown): unknown => {
+    if (typeof node === 'string' || typeof node === 'number') return node;
+    const [fn, args] = Object.entries(node as Record<string, unknown[]>)[0]!;
+    if (fn === 'Fn::GetAtt') return vpcCidr;
+    if (fn === 'Fn::Select') return (value(args[1]) as string[])[Number(value(args[0]))];
+    if (fn === 'Fn::Cidr') {
+      const [block, count, bits] = args.map(value) as [string, number, number];
+      const [address, length] = ipaddr.parseCIDR(block);
+      const start =
+        (Number(BigInt(`0x${Buffer.from(address.toByteArray()).toString('hex')}`)) >>> (32 - length)) <<
+        (32 - length);
+      return Array.from({ length: Number(count) }, (_, i) => {
+        const bytes = (start + i * 2 ** Number(bits)) >>> 0;
+        return `${ipaddr.fromByteArray([bytes >>> 24, (bytes >>> 16) & 255, (bytes >>> 8) & 255, bytes & 255]).toString()}/${32 - Number(bits)}`;
+      });
+    }
+    throw new Error(`unexpected ${fn}`);
+  };
+  return value(expression) as string;
+}
 
 describe('AllotService, for other stacks', () => {
   function service(props: AllotServiceProps = {}) {

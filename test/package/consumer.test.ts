@@ -226,9 +226,11 @@ describe('the package', () => {
     const [asnClaimId] = claims.find(([, claim]) => claim.Properties.Spec.poolRef.kind === 'IndexPool')!;
     const [vpcId, vpc] = of('AWS::EC2::VPC')[0]!;
     expect(vpc.Properties.CidrBlock).toEqual({ 'Fn::GetAtt': [vpcClaimId, 'Value'] });
+    expect(of('AWS::EC2::Subnet')).toHaveLength(4);
     for (const [, subnet] of of('AWS::EC2::Subnet'))
       expect(JSON.stringify(subnet.Properties.CidrBlock)).toContain(
-        JSON.stringify({ 'Fn::Cidr': [{ 'Fn::GetAtt': [vpcId, 'CidrBlock'] }, 16, '8'] }),
+        // Four /22s of the /20, as ec2.IpAddresses.cidr lays them out (no defaultSubnetIpv4NetmaskLength).
+        JSON.stringify({ 'Fn::Cidr': [{ 'Fn::GetAtt': [vpcId, 'CidrBlock'] }, 4, '10'] }),
       );
     const [, tgw] = of('AWS::EC2::TransitGateway')[0]!;
     expect(tgw.Properties.AmazonSideAsn).toEqual({ 'Fn::GetAtt': [asnClaimId, 'Value'] });
