@@ -4,6 +4,7 @@
  * the figures there are the last run's: `npx tsx bench/readme.ts`.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { packageSection } from './package-report.ts';
 import { streamSection } from './stream-report.ts';
 
 interface Figure {
@@ -590,6 +591,7 @@ const section = [
   ...watchSection,
   ...quarantineSection,
   ...sharingSection,
+  ...packageSection(table),
   '<!-- bench:end -->',
 ].join('\n');
 

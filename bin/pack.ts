@@ -6,13 +6,26 @@
  *   lib/ with esbuild, as ES modules and as CommonJS (`import` and `require` alike), with the type
  *   declarations tsc writes for them. aws-cdk-lib and constructs are not bundled: they are the app's own
  *   (peer dependencies), so its constructs and ours are one library.
+ * - `dist/cli/allot.js`: the CLI (bin/allot.ts) bundled with everything it imports into one ES module
+ *   for plain Node 20, and `dist/console/`: the console's page and script that `allot ui` serves, built
+ *   here, so the installed package runs `allot` with no dependency, esbuild or TypeScript
+ *   (docs/architecture.md, "What the package depends on").
  * - `dist/functions/<name>/`: each function's bundle exactly as `cdk synth` of this clone makes it (the
  *   NodejsFunction bundling of lib/cloud/lambda.ts, the one test/cdk/bundles.test.ts checks). The built
  *   construct deploys these as they are (`ALLOT_PACKED_BUNDLES`): an app that installed the package
  *   synthesizes without esbuild, TypeScript, Docker or a network, and deploys the bytes tested here.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +33,7 @@ import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { build, type BuildOptions } from 'esbuild';
 import { AllotService } from '../lib/cloud/construct.ts';
 import { FUNCTION_NAMES } from '../lib/cloud/functions.ts';
+import { consoleAssets, PACKED_CONSOLE_FILES } from '../lib/console/serve.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const dist = join(root, 'dist');
@@ -77,6 +91,34 @@ async function packEntryPoints(): Promise<void> {
   writeFileSync(join(dist, 'cjs', 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 }
 
+/** `allot` as the package's `bin` runs it, and the console page it serves. */
+async function packCli(): Promise<void> {
+  await build({
+    absWorkingDir: root,
+    // Through an import, not as the entry: bin/allot.ts's own shebang runs tsx.
+    stdin: { contents: "import './bin/allot.ts';", resolveDir: root, loader: 'ts', sourcefile: 'allot.ts' },
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    outfile: join(dist, 'cli', 'allot.js'),
+    // serve.ts imports esbuild only to build the console from source, which the packed CLI never does.
+    external: ['esbuild'],
+    define: { ALLOT_PACKED_CONSOLE: JSON.stringify('../console/') },
+    banner: {
+      // The bundled CommonJS modules (the AWS SDK's) require Node's built-ins.
+      js: "#!/usr/bin/env node\nimport { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+  chmodSync(join(dist, 'cli', 'allot.js'), 0o755);
+  const { html, script } = await consoleAssets();
+  mkdirSync(join(dist, 'console'), { recursive: true });
+  writeFileSync(join(dist, 'console', PACKED_CONSOLE_FILES.html), html);
+  writeFileSync(join(dist, 'console', PACKED_CONSOLE_FILES.script), script);
+}
+
 /** The type declarations of the entry points (and what they reference), for both formats. */
 function packDeclarations(): void {
   const config = join(root, 'tsconfig.pack.json');
@@ -118,5 +160,6 @@ rmSync(dist, { recursive: true, force: true });
 if (!process.argv.includes('--clean')) {
   packFunctions();
   await packEntryPoints();
+  await packCli();
   packDeclarations();
 }

@@ -28,6 +28,7 @@ import { allocatedOf, claimLine, failure } from './answers.ts';
 import { parseManifests } from './manifests.ts';
 import { kubeconfigCommand, proxyCommand } from './kube-commands.ts';
 import { runUi } from './ui.ts';
+import { versionCommand } from './version.ts';
 
 export interface CliIO {
   out(text: string): void;
@@ -59,6 +60,7 @@ Usage:
   allot proxy --endpoint <url> [--port 8001]  serve a deployed API on 127.0.0.1, every call signed (for kubectl)
   allot kubeconfig [--port 8001]              print a kubeconfig: the local server, and allot proxy
   allot repair [--dry-run]                    sweep the namespace: what lost stream records left behind
+  allot version [--client]                    the CLI's version, and the server's (not with --client)
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,
   allocations (all three kinds), indices, ipaddresses, ipprefixes (singular forms work too)
@@ -93,6 +95,7 @@ const OPTIONS = {
   region: { type: 'string' },
   timeout: { type: 'string', default: '30' },
   port: { type: 'string' },
+  client: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -117,6 +120,7 @@ type Options = {
   region?: string;
   timeout: string;
   port?: string;
+  client: boolean;
   help: boolean;
 };
 
@@ -169,6 +173,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         });
       case 'repair':
         return await cli.repair(args);
+      case 'version':
+        return await versionCommand(cli.api, args, io, options.client);
       default:
         throw new CliError(`unknown command "${command}"\nRun "allot help" for usage.`, [], 2);
     }
@@ -193,7 +199,7 @@ const kindWord = (resource: Resource) => kindOfResource(resource).toLowerCase();
 
 class Cli {
   constructor(
-    private readonly api: ApiClient,
+    readonly api: ApiClient,
     private readonly io: CliIO,
     private readonly options: Options,
   ) {}

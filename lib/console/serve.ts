@@ -1,12 +1,13 @@
 /**
- * Serves the console: the page and its one script, built from app/ with esbuild's API the first time
- * they are asked for and kept in memory, so `npm start` and `allot ui` need no build step.
+ * Serves the console: the page and its one script. From a clone they are built from app/ with esbuild's
+ * API the first time they are asked for and kept in memory, so `npm start` and `allot ui` need no build
+ * step. The package's CLI reads them as `npm pack` built them (bin/pack.ts, `dist/console/`), so it needs
+ * neither esbuild nor the console's sources.
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
 
 export const CONSOLE_SCRIPT_PATH = '/console.js';
 
@@ -21,7 +22,29 @@ const appDir = fileURLToPath(new URL('./app/', import.meta.url));
 /** Inlined into the page, in this order. */
 const STYLESHEETS = ['style.css', 'map.css'];
 
+/**
+ * Set by bin/pack.ts (an esbuild `define`) in the packed CLI: the folder of the built page and script,
+ * relative to the CLI's module. Undefined when this module runs from its TypeScript source.
+ */
+declare const ALLOT_PACKED_CONSOLE: string | undefined;
+
+/** The page and script files the package holds (bin/pack.ts writes them with `consoleAssets`). */
+export const PACKED_CONSOLE_FILES = { html: 'index.html', script: 'console.js' } as const;
+
+async function readPackedAssets(folder: URL): Promise<ConsoleAssets> {
+  const [html, script] = await Promise.all(
+    [PACKED_CONSOLE_FILES.html, PACKED_CONSOLE_FILES.script].map((file) =>
+      readFile(new URL(file, folder), 'utf8'),
+    ),
+  );
+  return { html: html!, script: script!, gzippedBytes: gzipSync(html!).length + gzipSync(script!).length };
+}
+
 async function buildAssets(): Promise<ConsoleAssets> {
+  if (typeof ALLOT_PACKED_CONSOLE === 'string')
+    return readPackedAssets(new URL(ALLOT_PACKED_CONSOLE, import.meta.url));
+  // Imported here, not above: the packed CLI never gets this far, and has no esbuild.
+  const { build } = await import('esbuild');
   const [result, ...css] = await Promise.all([
     build({
       entryPoints: [`${appDir}main.ts`],

@@ -17,7 +17,6 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -28,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES } from '../../lib/cloud/functions.ts';
+import { packInto } from '../helpers/pack.ts';
 import { requireCommand } from '../helpers/tools.ts';
 
 const run = promisify(execFile);
@@ -129,15 +129,7 @@ let tarball: string;
 const synthesized = new Map<string, { outdir: string; stderr: string }>();
 
 beforeAll(async () => {
-  await run('npm', ['pack', '--pack-destination', scratch, '--silent'], {
-    cwd: root,
-    env,
-    maxBuffer: 64 << 20,
-  });
-  tarball = join(
-    scratch,
-    readdirSync(scratch).find((file) => file.endsWith('.tgz'))!,
-  );
+  tarball = await packInto(scratch, env);
   writeFileSync(
     join(scratch, 'package.json'),
     JSON.stringify({
