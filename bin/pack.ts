@@ -27,7 +27,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { build, type BuildOptions } from 'esbuild';
@@ -60,6 +60,9 @@ function packFunctions(): void {
       mkdirSync(target, { recursive: true });
       for (const file of ['index.mjs', 'index.mjs.map'])
         cpSync(join(outdir, `asset.${key}`, file), join(target, file));
+      // The bundle's sources, as its source map names them (relative to the asset folder).
+      const map = JSON.parse(readFileSync(join(target, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+      bundled(map.sources.map((source) => relative(root, resolve(outdir, `asset.${key}`, source))));
     }
   } finally {
     rmSync(outdir, { recursive: true, force: true });
@@ -75,10 +78,12 @@ async function packEntryPoints(): Promise<void> {
     target: 'node20',
     external: ['aws-cdk-lib', 'aws-cdk-lib/*', 'constructs'],
     logLevel: 'warning',
+    metafile: true,
   };
   // From dist/<format>/index.js, the bundles are in dist/functions/.
   const packed = { ALLOT_PACKED_BUNDLES: JSON.stringify('../functions/') };
-  await build({ ...common, format: 'esm', outdir: join(dist, 'esm'), define: packed });
+  const esm = await build({ ...common, format: 'esm', outdir: join(dist, 'esm'), define: packed });
+  bundled(Object.keys(esm.metafile!.inputs));
   await build({
     ...common,
     format: 'cjs',
@@ -93,7 +98,7 @@ async function packEntryPoints(): Promise<void> {
 
 /** `allot` as the package's `bin` runs it, and the console page it serves. */
 async function packCli(): Promise<void> {
-  await build({
+  const cli = await build({
     absWorkingDir: root,
     // Through an import, not as the entry: bin/allot.ts's own shebang runs tsx.
     stdin: { contents: "import './bin/allot.ts';", resolveDir: root, loader: 'ts', sourcefile: 'allot.ts' },
@@ -111,12 +116,56 @@ async function packCli(): Promise<void> {
       js: "#!/usr/bin/env node\nimport { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },
     logLevel: 'warning',
+    metafile: true,
   });
+  bundled(Object.keys(cli.metafile.inputs));
   chmodSync(join(dist, 'cli', 'allot.js'), 0o755);
-  const { html, script } = await consoleAssets();
+  const { html, script, inputs } = await consoleAssets();
+  bundled(inputs ?? []);
   mkdirSync(join(dist, 'console'), { recursive: true });
   writeFileSync(join(dist, 'console', PACKED_CONSOLE_FILES.html), html);
   writeFileSync(join(dist, 'console', PACKED_CONSOLE_FILES.script), script);
+}
+
+/** The packages whose code the bundles hold: `node_modules/<name>` folders (a scope and a name). */
+const bundledPackages = new Set<string>();
+function bundled(inputs: readonly string[]): void {
+  for (const input of inputs) {
+    const found = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input.replaceAll('\\', '/'));
+    if (found) bundledPackages.add(found[1]!);
+  }
+}
+
+const LICENSE_FILE = /^(licen[cs]e|copying)(\.(md|txt))?$/i;
+
+/**
+ * dist/THIRD_PARTY_LICENSES.md: each package the bundles hold, with its license and the text of its
+ * license file, as their licenses ask of copies (MIT, BSD and ISC: the notice with the code; Apache-2.0:
+ * the license with it).
+ */
+function packLicenses(): void {
+  const sections = [...bundledPackages]
+    .map((folder) => {
+      const manifest = JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')) as {
+        name: string;
+        version: string;
+        license?: string;
+      };
+      const file = readdirSync(join(root, folder)).find((name) => LICENSE_FILE.test(name));
+      const text = file
+        ? readFileSync(join(root, folder, file), 'utf8').trim()
+        : '(the package has no license file)';
+      return { id: `${manifest.name}@${manifest.version}`, license: manifest.license ?? 'unstated', text };
+    })
+    .filter((section, i, all) => all.findIndex((other) => other.id === section.id) === i)
+    .sort((a, b) => a.id.localeCompare(b.id));
+  const body = sections.map(
+    ({ id, license, text }) => `## ${id} (${license})\n\n\`\`\`text\n${text}\n\`\`\`\n`,
+  );
+  writeFileSync(
+    join(dist, 'THIRD_PARTY_LICENSES.md'),
+    `# Third-party licenses\n\nThe bundles in dist/ hold code of these ${sections.length} packages.\n\n${body.join('\n')}`,
+  );
 }
 
 /** The type declarations of the entry points (and what they reference), for both formats. */
@@ -162,4 +211,5 @@ if (!process.argv.includes('--clean')) {
   await packEntryPoints();
   await packCli();
   packDeclarations();
+  packLicenses();
 }

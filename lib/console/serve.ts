@@ -16,6 +16,8 @@ export interface ConsoleAssets {
   script: string;
   /** Page and script gzipped, as a browser receives them compressed (the budget is 150 KB). */
   gzippedBytes: number;
+  /** The files the script was bundled from, relative to the working folder (for the package's notices). */
+  inputs?: string[];
 }
 
 const appDir = fileURLToPath(new URL('./app/', import.meta.url));
@@ -55,6 +57,7 @@ async function buildAssets(): Promise<ConsoleAssets> {
       platform: 'browser',
       write: false,
       legalComments: 'none',
+      metafile: true,
       loader: { '.yaml': 'text' },
       logLevel: 'silent',
     }),
@@ -77,7 +80,12 @@ async function buildAssets(): Promise<ConsoleAssets> {
 </body>
 </html>
 `;
-  return { html, script, gzippedBytes: gzipSync(html).length + gzipSync(script).length };
+  return {
+    html,
+    script,
+    gzippedBytes: gzipSync(html).length + gzipSync(script).length,
+    inputs: Object.keys(result.metafile.inputs),
+  };
 }
 
 let assets: Promise<ConsoleAssets> | undefined;

@@ -132,13 +132,18 @@ function serving(args: string[], env: Record<string, string>): Promise<{ child: 
 }
 
 describe('allot, installed with npm install -g from the tarball', () => {
-  it('installs nothing but itself, and its bin is the built JavaScript', () => {
+  it('installs nothing but itself, its bin is the built JavaScript, and it carries its licenses', () => {
     expect(readdirSync(join(globalPrefix, 'lib', 'node_modules'))).toEqual(['allot']);
     const installed = join(globalPrefix, 'lib', 'node_modules', 'allot');
     expect(readdirSync(installed)).not.toContain('node_modules');
     expect(readFileSync(join(installed, 'dist', 'cli', 'allot.js'), 'utf8')).toMatch(
       /^#!\/usr\/bin\/env node\n/,
     );
+    // What it bundles is named with its license: the CLI's parser and signer, the console's renderer.
+    const notices = readFileSync(join(installed, 'dist', 'THIRD_PARTY_LICENSES.md'), 'utf8');
+    for (const name of ['yaml', '@smithy/signature-v4', 'lit-html', '@aws-sdk/client-dynamodb'])
+      expect(notices).toMatch(new RegExp(`^## ${name}@\\d+\\.\\d+\\.\\d+ \\([\\w.-]+\\)$`, 'm'));
+    expect(readdirSync(installed)).toEqual(expect.arrayContaining(['LICENSE', 'CHANGELOG.md', 'README.md']));
   });
 
   it('prints its version, and the server’s, both from package.json', async () => {
