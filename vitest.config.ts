@@ -21,6 +21,7 @@ const BOTH_STORES = [
   'test/integration/endpoint-store.test.ts',
   'test/integration/held-names.test.ts',
   'test/integration/history.test.ts',
+  'test/integration/holdings.test.ts',
   'test/integration/leases.test.ts',
   'test/integration/mid-allocation.test.ts',
   'test/integration/prefix-lengths.test.ts',

@@ -5,6 +5,7 @@
  * routes, the stream filter and the request rules from the same plain-data modules the local server
  * uses, so the two cannot drift.
  */
+import { DEFAULT_HOLDING_RETENTION_DAYS } from '../domain/objects/holdings.ts';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
@@ -113,6 +114,14 @@ export interface AllotServiceProps {
    * @default none: stacks of this account only
    */
   readonly consumers?: AllotConsumers;
+
+  /**
+   * How long who held a value is kept after the holding ended (api.md, "The history of a value"): the
+   * table's TTL deletes it after that; whole days.
+   *
+   * @default Duration.days(3 * 365)
+   */
+  readonly historyRetention?: Duration;
 }
 
 /** CloudWatch namespace of the functions' EMF metrics (functions/metrics.ts). */
@@ -247,6 +256,10 @@ export class AllotService extends Construct {
       new DynamoEventSource(this.table, streamEventSourceProps(this.deadLetterQueue)),
     );
     this.historyFunction = functions.history;
+    this.historyFunction.addEnvironment(
+      'ALLOT_HISTORY_RETENTION_DAYS',
+      String((props.historyRetention ?? Duration.days(DEFAULT_HOLDING_RETENTION_DAYS)).toDays()),
+    );
     this.historyFunction.addEventSource(new DynamoEventSource(this.table, historyEventSourceProps()));
 
     // One integration per function, allowed from any route of this API: per-route permissions would put

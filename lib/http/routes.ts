@@ -33,7 +33,8 @@ export type V1OperationName =
   | 'occupancy'
   | 'preview'
   | 'repair'
-  | 'sharedPools';
+  | 'sharedPools'
+  | 'history';
 
 export type OperationName =
   | V1OperationName
@@ -92,6 +93,10 @@ function resourceRoutes(resource: Resource, base = '/v1'): Route[] {
       function: claims ? 'release' : 'api',
       resource,
     },
+    // Who held the values (service/operations/history.ts): a pool's, or every claim's of that name.
+    ...(claims || poolInfoByResource(resource)
+      ? [{ method: 'GET', path: `${item}/history`, operation: 'history', function: 'api', resource } as const]
+      : []),
     // A lease starts again (service/operations/renew.ts); on the claim function, with the claim's writes.
     ...(claims
       ? [

@@ -234,3 +234,31 @@ export function leaseAttributes(key: ItemKey, endsAt: string) {
     lsk: `${endsAt}#${key.pk}#${key.sk}`,
   };
 }
+
+/**
+ * A value's holdings (store/holdings.ts), three ways: by the value (`HV#<pool ns>#<kind>#<pool>#<value>`),
+ * by the pool (`HP#<pool ns>#<kind>#<pool>`) and by the claim's name (`HC#<claim ns>#<claim>`); each
+ * sorted by when the holding started and the stream record that started it (`<from>#<sequence>`), so a
+ * partition reads newest first, and a record delivered again names the holding it started.
+ */
+export function holdingKeys(
+  pool: PoolId,
+  value: string,
+  claim: { namespace: string; name: string } | undefined,
+  start: string,
+): { byValue: ItemKey; byPool: ItemKey; byClaim?: ItemKey } {
+  const id = `${pool.namespace}#${pool.kind}#${pool.name}`;
+  return {
+    byValue: { pk: `HV#${id}#${value}`, sk: start },
+    byPool: { pk: `HP#${id}`, sk: `${start}#${value}` },
+    ...(claim
+      ? { byClaim: { pk: `HC#${claim.namespace}#${claim.name}`, sk: `${start}#${id}#${value}` } }
+      : {}),
+  };
+}
+
+/** The partition of the holdings of every claim named `name` in `namespace`, across pools. */
+export const claimHoldingsPk = (namespace: string, name: string) => `HC#${namespace}#${name}`;
+
+/** A holding's start in its keys: when, and the record's sequence number (40 digits: DynamoDB's longest). */
+export const holdingStart = (from: string, sequence: string) => `${from}#${sequence.padStart(40, '0')}`;

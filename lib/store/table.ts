@@ -42,6 +42,7 @@ import { Overlaps } from './overlaps.ts';
 import { Carvings } from './carvings.ts';
 import { Lists } from './lists.ts';
 import { HistoryStore } from './history.ts';
+import { Holdings } from './holdings.ts';
 import { Quotas } from './quotas.ts';
 
 export class Table extends TableClient {
@@ -61,6 +62,8 @@ export class Table extends TableClient {
   readonly history = new HistoryStore(this);
   /** The holders of shared pools, per namespace: their quotas (service/allocation/quota.ts). */
   readonly quotas = new Quotas(this);
+  /** Who held each value, and when (service/history/holdings.ts). */
+  readonly holdings = new Holdings(this);
 
   // ------------------------------------------------------------ generic reads
 

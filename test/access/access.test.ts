@@ -258,6 +258,11 @@ async function workload(ns: string) {
   await ok('GET', 'indexpools/shared/occupancy?buckets=4');
   await ok('GET', 'ipaddresspools/ips/occupancy?within=10.0.0.0/29');
   await ok('GET', 'ipprefixpools/pfx/occupancy');
+  // Who held the values (the history function wrote the holdings as it drained).
+  await ok('GET', 'indexpools/shared/history?value=1');
+  await ok('GET', 'ipaddresspools/ips/history');
+  await ok('GET', 'ipprefixpools/pfx/history?at=2026-01-01T00:00:00Z');
+  await ok('GET', 'claims/web/history');
   await ok('GET', 'claims/web');
   await ok('GET', 'indices/reserved-for-app');
   await ok('GET', 'ipaddresses/ips-10-0-0-9');
@@ -369,6 +374,7 @@ async function kubeWorkload(ns: string) {
       await ok('GET', `${resource}/${name}/occupancy`);
       await ok('GET', `${resource}/${name}/preview`);
     }
+    if (resource.endsWith('pools') || resource === 'claims') await ok('GET', `${resource}/${name}/history`);
   }
   await drain();
   for (const [resource, name] of objects.slice(3)) await ok('DELETE', `${resource}/${name}`);

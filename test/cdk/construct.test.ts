@@ -257,8 +257,8 @@ describe('HTTP API', () => {
       [`POST ${group}/namespaces/{namespace}/claims/{name}/renew`, ['AWS_IAM', 'claim']],
     ]);
     // Discovery and /version, seven routes per resource (PATCH and the list across every namespace
-    // included), each pool's occupancy map and preview, and a claim's renewal.
-    expect(KUBE_ROUTES.length).toBe(7 + 7 * 7 + 6 + 1);
+    // included), each pool's occupancy map, preview and history, and a claim's renewal and history.
+    expect(KUBE_ROUTES.length).toBe(7 + 7 * 7 + 6 + 3 + 1 + 1);
   });
 
   it("lets API Gateway invoke each route's function, $default included", () => {

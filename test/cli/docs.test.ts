@@ -47,6 +47,7 @@ describe('the docs show what allot prints', () => {
         for (const command of session.commands) {
           // A reader types slower than the local stream applies effects (about 100 ms): wait as they would.
           await allot.stream?.drained();
+          await allot.history?.drained();
           const printed: string[] = [];
           await run(command.argv, {
             out: (text) => printed.push(...text.split('\n')),

@@ -64,6 +64,7 @@ describe('the docs show what the API answers to curl', () => {
         for (const command of session.commands) {
           // A reader types slower than the local stream applies effects: wait as they would.
           await allot.stream?.drained();
+          await allot.history?.drained();
           const printed = await shell(command.argv[0]!, env);
           if (!process.env.UPDATE_DOCS) {
             expect(maskRunVariance(printed), `${file}: ${command.line}`).toBe(

@@ -220,6 +220,39 @@ function appender(run: Run, random: () => number, rate: number) {
 const NS = 'watched';
 const base = `/v1/namespaces/${NS}`;
 
+/**
+ * The holdings the same deliveries wrote (service/history/holdings.ts), against the objects now: each
+ * value's holdings follow one another, each object there now has exactly one open holding, for the claim
+ * it names, and no other holding is open.
+ */
+async function holdingViolations(run: Run): Promise<string[]> {
+  const objects = (await call(run, 'GET', `${base}/indices?limit=1000`)).body.items as Record<string, any>[];
+  const page = await run.table.holdings.page(`HP#${NS}#IndexPool#p`, { limit: 1000 });
+  const violations: string[] = [];
+  const open = page.items.filter((holding) => holding.until === undefined);
+  for (const object of objects) {
+    const held = open.filter((holding) => holding.allocation.uid === object.metadata.uid);
+    const claimUid = object.spec.claimRef?.uid || undefined;
+    if (held.length !== 1 || held[0]!.claim?.uid !== claimUid)
+      violations.push(`${object.metadata.name}: open holdings ${JSON.stringify(held)}, claim ${claimUid}`);
+  }
+  for (const holding of open)
+    if (!objects.some((object) => object.metadata.uid === holding.allocation.uid))
+      violations.push(`open holding of an object that is gone: ${JSON.stringify(holding)}`);
+  const byValue = new Map<string, typeof page.items>();
+  for (const holding of page.items)
+    byValue.set(holding.value, [...(byValue.get(holding.value) ?? []), holding]);
+  for (const [value, holdings] of byValue) {
+    const ordered = [...holdings].reverse();
+    for (let i = 1; i < ordered.length; i++)
+      if (ordered[i - 1]!.until === undefined || ordered[i - 1]!.until! > ordered[i]!.from)
+        violations.push(
+          `value ${value}: ${JSON.stringify(ordered[i - 1])} overlaps ${JSON.stringify(ordered[i])}`,
+        );
+  }
+  return violations;
+}
+
 describe('the history, against its argument', () => {
   it('holds every change once, in order per object, and nothing a list did not show is missing after it', async () => {
     await fc.assert(
@@ -329,6 +362,7 @@ describe('the history, against its argument', () => {
             expect(replayed(items, version, entries)).toEqual(replayed(final, Number.MAX_SAFE_INTEGER, []));
           }
           expect(snapshots.length + run.shards.delivered.length).toBeGreaterThan(0);
+          expect(await holdingViolations(run)).toEqual([]);
         } finally {
           await run.close();
         }

@@ -14,8 +14,13 @@ function concrete(
 const label = (route: Route) => `${route.method} ${route.path}`;
 
 describe('the route table', () => {
-  it("serves healthz, openapi.json, five routes per resource, the map and the preview of each pool kind, a claim's renewal, the repair sweep and the pools shared with a namespace", () => {
-    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 3 + 1 + 1 + 1);
+  it("serves healthz, openapi.json, five routes per resource, the map, the preview and the history of each pool kind, a claim's renewal and history, the repair sweep and the pools shared with a namespace", () => {
+    expect(ROUTES).toHaveLength(2 + 5 * RESOURCES.length + 3 + 3 + 3 + 1 + 1 + 1 + 1);
+    expect(ROUTES.filter((route) => route.operation === 'history').map(label)).toEqual(
+      ['indexpools', 'ipaddresspools', 'ipprefixpools', 'claims'].map(
+        (resource) => `GET /v1/namespaces/{namespace}/${resource}/{name}/history`,
+      ),
+    );
     expect(ROUTES.filter((route) => route.operation === 'repair').map(label)).toEqual([
       'POST /v1/namespaces/{namespace}/repair',
     ]);
@@ -55,6 +60,7 @@ describe('the route table', () => {
           `POST ${collection}`,
           `PUT ${item}`,
           ...(resource.endsWith('pools') ? [`GET ${item}/preview`] : []),
+          ...(resource.endsWith('pools') || resource === 'claims' ? [`GET ${item}/history`] : []),
           ...(resource === 'claims' ? [`POST ${item}/renew`] : []),
         ].sort(),
       );
@@ -82,6 +88,7 @@ describe('the route table', () => {
       'PUT /v1/namespaces/{namespace}/claims/{name}': ['replaceClaim', 'claim'],
       'DELETE /v1/namespaces/{namespace}/claims/{name}': ['deleteClaim', 'release'],
       'POST /v1/namespaces/{namespace}/claims/{name}/renew': ['renewClaim', 'claim'],
+      'GET /v1/namespaces/{namespace}/claims/{name}/history': ['history', 'api'],
     });
   });
 

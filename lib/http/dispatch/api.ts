@@ -15,6 +15,7 @@ import {
   replaceAllocation,
 } from '../../service/operations/allocations.ts';
 import { previewPool } from '../../service/operations/preview.ts';
+import { claimHistory, poolHistory } from '../../service/operations/history.ts';
 import { listSharedPools } from '../../service/operations/shared-pools.ts';
 import type { Resource } from '../../domain/kinds.ts';
 import { allocationOfResource, poolOfResource, withResource, type OperationTable } from './dispatch.ts';
@@ -87,4 +88,9 @@ export const API_OPERATIONS: OperationTable = {
   kubeOpenApi: () => document(kubeOpenApiRoot),
   kubeOpenApiGroup: () => document(() => kubeGroupOpenApi().document),
   sharedPools: () => listSharedPools,
+  history: (resource) => {
+    if (resource === 'claims') return claimHistory;
+    const pool = poolOfResource(resource)!;
+    return (request, ctx) => poolHistory(pool, request, ctx);
+  },
 };

@@ -3,6 +3,7 @@
  * routes served) and its schemas from schemas.ts (the ones request checks use). Examples are the seed
  * documents' manifests and those of docs/api.md; a test sends each request example to the server.
  */
+import { HISTORY_RESPONSE, historyParameters } from './history.ts';
 import {
   API_VERSION,
   kindOfResource,
@@ -446,6 +447,7 @@ function successResponse(route: Route, kind: ObjectKind | undefined): unknown {
   if (route.operation === 'occupancy') return OCCUPANCY_RESPONSE;
   if (route.operation === 'repair') return REPAIR_RESPONSE;
   if (route.operation === 'sharedPools') return SHARED_POOLS_RESPONSE;
+  if (route.operation === 'history') return HISTORY_RESPONSE;
   if (route.operation === 'preview')
     return {
       description: `the values, in order, that claims on the ${kind} made now by one caller would get; nothing is written or held`,
@@ -502,6 +504,7 @@ function parameters(route: Route): unknown[] {
   if (route.operation === 'occupancy') list.push(...OCCUPANCY_PARAMETERS);
   if (route.operation === 'repair') list.push(REPAIR_DRY_RUN);
   if (route.operation === 'preview') list.push(...PREVIEW_PARAMETERS);
+  if (route.operation === 'history') list.push(...historyParameters(route.resource === 'claims'));
   if (route.operation === 'delete' && route.resource?.endsWith('pools')) {
     list.push({
       name: 'cascade',

@@ -18,6 +18,7 @@ export const SUCCESS: Record<V1OperationName, number> = {
   preview: 200,
   repair: 200,
   sharedPools: 200,
+  history: 200,
 };
 
 /** The errors each operation can answer with, besides 500. */
@@ -37,4 +38,5 @@ export const ERRORS: Record<V1OperationName, readonly string[]> = {
   preview: ['BadRequest', 'NotFound', 'Invalid'],
   repair: ['BadRequest', 'NotFound'],
   sharedPools: ['BadRequest'],
+  history: ['BadRequest'],
 };

@@ -1,0 +1,114 @@
+/**
+ * The history of a value (api.md, "The history of a value"): each period an allocation object held a
+ * value is a holding, with the claim it held it for (or none), from when and until when, and how it
+ * ended. Pure: what a change of an allocation object starts and ends, from the stored item before and
+ * after it (the history function writes it, lib/service/history/holdings.ts).
+ *
+ * One value is held by one object at a time (its key is the pool and the value), and every change of
+ * that key is a record of one stream shard, in order: so a value's holdings follow one another, and a
+ * record's time and sequence number name the holding it starts, the same in every delivery. Its `from`
+ * and `until` are when the history function read the record (milliseconds, a moment after the write;
+ * the record's own time is whole seconds): the first delivery's, as the writes are conditional.
+ */
+import type { AllocationRecord } from './records.ts';
+import type { OwnerRef } from './validation.ts';
+import type { PoolKind } from '../kinds.ts';
+
+/** How long an ended holding is kept (the construct's `historyRetention`; three years unless told). */
+export const DEFAULT_HOLDING_RETENTION_DAYS = 3 * 365;
+
+export type HoldingEnd = 'Released' | 'Expired' | 'Bound' | 'Deleted' | 'PoolDeleted' | 'QuarantineOver';
+
+export interface Holding {
+  value: string;
+  pool: { kind: PoolKind; name: string };
+  /** The pool's namespace (the object's). */
+  namespace: string;
+  allocation: { name: string; uid: string };
+  claim?: { namespace: string; name: string; uid: string };
+  owner?: OwnerRef;
+  /** RFC 3339 UTC with milliseconds. */
+  from: string;
+  until?: string;
+  ended?: HoldingEnd;
+}
+
+/**
+ * A stream record as holdings read it: the images, when it was read (epoch ms: a holding's `from` and
+ * `until`, in milliseconds), and what names it in every delivery: its sequence number and its time
+ * (whole seconds in AWS).
+ */
+export interface HoldingChange {
+  oldImage?: Record<string, unknown>;
+  newImage?: Record<string, unknown>;
+  at: number;
+  recordedAt: number;
+  sequence: string;
+}
+
+/**
+ * What a change does to its value's holdings. `end`: the holding of this object for this claim (none:
+ * held for nobody) ends, which a record delivered again late finds ended already.
+ */
+export interface HoldingTransition {
+  end?: { allocationUid: string; claimUid?: string; until: string; ended?: HoldingEnd };
+  start?: Holding;
+}
+
+const allocationOf = (image: Record<string, unknown> | undefined): AllocationRecord | undefined =>
+  image?.t === 'alloc' ? (image as unknown as AllocationRecord) : undefined;
+
+/** The claim an object holds its value for, if any (a cleared uid: none). */
+function claimOf(object: AllocationRecord): Holding['claim'] {
+  const ref = object.spec.claimRef;
+  if (!ref?.uid) return undefined;
+  return { namespace: ref.namespace ?? object.metadata.namespace, name: ref.name, uid: ref.uid };
+}
+
+export const holdingTime = (at: number) => new Date(at).toISOString();
+
+function startOf(object: AllocationRecord, from: string): Holding {
+  const claim = claimOf(object);
+  return {
+    value: object.value,
+    pool: { kind: object.spec.poolRef.kind as PoolKind, name: object.spec.poolRef.name },
+    namespace: object.metadata.namespace,
+    allocation: { name: object.metadata.name, uid: object.metadata.uid },
+    ...(claim ? { claim } : {}),
+    ...(object.spec.owner ? { owner: object.spec.owner } : {}),
+    from,
+  };
+}
+
+/**
+ * What a change of an allocation object's item does: an object made starts a holding; a claim binding
+ * an unbound object ends its holding `Bound` and starts the claim's; a claim's uid cleared (Retain) ends
+ * its holding `Released` and starts an unbound one; an object removed ends its holding, how (`ended`
+ * absent) decided by who removed it (service/history/holdings.ts reads the claim and the pool).
+ */
+export function holdingTransition(change: HoldingChange): HoldingTransition {
+  const before = allocationOf(change.oldImage);
+  const after = allocationOf(change.newImage);
+  const at = holdingTime(change.at);
+  if (!before && after) return { start: startOf(after, at) };
+  if (before && !after)
+    return { end: { allocationUid: before.metadata.uid, claimUid: claimOf(before)?.uid, until: at } };
+  if (!before || !after) return {};
+  if (before.metadata.uid !== after.metadata.uid)
+    return {
+      end: { allocationUid: before.metadata.uid, claimUid: claimOf(before)?.uid, until: at },
+      start: startOf(after, at),
+    };
+  const was = claimOf(before);
+  const is = claimOf(after);
+  if (was?.uid === is?.uid) return {};
+  return {
+    end: {
+      allocationUid: before.metadata.uid,
+      claimUid: was?.uid,
+      until: at,
+      ended: was ? 'Released' : 'Bound',
+    },
+    start: startOf(after, at),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Who held each value, and when (api.md, "The history of a value"): the history function's second job.
+ * Each stream record of an allocation object starts or ends a holding (domain/objects/holdings.ts), in
+ * record order; a holding's items are put under the key its record names and ended conditionally, so a
+ * record delivered twice, replayed or retried after a part of its writes changes nothing the second time.
+ * No request is added to the claim or release paths: the history function reads the stream apart.
+ */
+import {
+  DEFAULT_HOLDING_RETENTION_DAYS,
+  holdingTransition,
+  type HoldingChange,
+  type HoldingEnd,
+} from '../../domain/objects/holdings.ts';
+import type { AllocationRecord, ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
+import { holdingStart, objectKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
+import type { Table } from '../../store/table.ts';
+
+/** A value's newest holdings read to find the one a record ends (records of a value come in order). */
+const LATEST = 5;
+
+export interface HoldingOptions {
+  retentionDays?: number;
+}
+
+const poolIdOf = (object: AllocationRecord): PoolId => ({
+  namespace: object.metadata.namespace,
+  kind: object.spec.poolRef.kind as PoolId['kind'],
+  name: object.spec.poolRef.name,
+});
+
+/**
+ * How a removed object's holding ended, from who removed it: a cascade (its pool is gone or going), a
+ * user who deleted it while its claim held it or while it held nothing, or the release of its claim.
+ */
+async function removalOf(table: Table, object: AllocationRecord): Promise<HoldingEnd> {
+  const pool = await table.get<PoolRecord>(poolKeyOf(poolIdOf(object)));
+  if (pool?.t !== 'pool' || pool.deleting) return 'PoolDeleted';
+  const ref = object.spec.claimRef;
+  if (!ref?.uid) return 'Deleted';
+  const claim = await table.get<ClaimRecord>(
+    objectKey(ref.namespace ?? object.metadata.namespace, 'claims', ref.name),
+  );
+  return claim?.t === 'claim' && claim.metadata.uid === ref.uid ? 'Deleted' : 'Released';
+}
+
+/** Starts and ends the holdings a batch's records of allocation objects say, in record order. */
+export async function recordHoldings(
+  table: Table,
+  changes: readonly HoldingChange[],
+  options: HoldingOptions = {},
+): Promise<void> {
+  const retentionSeconds = (options.retentionDays ?? DEFAULT_HOLDING_RETENTION_DAYS) * 86_400;
+  for (const change of changes) {
+    const { end, start } = holdingTransition(change);
+    if (end) {
+      const object = change.oldImage as unknown as AllocationRecord;
+      const latest = await table.holdings.latestOfValue(poolIdOf(object), object.value, LATEST);
+      // The holding it ends started before it: a record delivered again late finds its own, ended.
+      const self = holdingStart(new Date(change.recordedAt).toISOString(), change.sequence);
+      const open = latest.find(
+        ({ holding, start }) =>
+          start < self && holding.allocation.uid === end.allocationUid && holding.claim?.uid === end.claimUid,
+      );
+      // None: the object was there before holdings were kept (or a lost record left none).
+      if (open) {
+        const ended = open.holding.until
+          ? open.holding.ended!
+          : (end.ended ?? (await removalOf(table, object)));
+        const expiresAt = Math.ceil(Date.parse(end.until) / 1000) + retentionSeconds;
+        await table.holdings.end(open, end.until, ended, expiresAt);
+      }
+    }
+    if (start)
+      await table.holdings.start({
+        holding: start,
+        start: holdingStart(new Date(change.recordedAt).toISOString(), change.sequence),
+      });
+  }
+}

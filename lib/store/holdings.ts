@@ -1,0 +1,152 @@
+/**
+ * The holdings of values (domain/objects/holdings.ts), kept by the history function: each holding is
+ * three items (keys.ts `holdingKeys`: by value, by pool, by claim), put once by a conditional put under a
+ * key the stream record names, and ended once by a conditional update. The value's item is written
+ * first and decides; an end that died part way is finished from it when the record comes again.
+ */
+import { PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Holding, HoldingEnd } from '../domain/objects/holdings.ts';
+import type { TableClient } from './client.ts';
+import type { Item } from './items.ts';
+import type { ItemKey } from '../domain/objects/records.ts';
+import { holdingKeys, type PoolId } from './keys.ts';
+import { TTL_ATTRIBUTE } from './schema.ts';
+
+/** A holding as stored: the holding, and its start in its keys. */
+export interface StoredHolding {
+  holding: Holding;
+  start: string;
+}
+
+export interface HoldingPage {
+  items: Holding[];
+  /** Where the next page starts (opaque), when there may be more. */
+  next?: string;
+}
+
+const poolIdOf = (holding: Holding): PoolId => ({
+  namespace: holding.namespace,
+  kind: holding.pool.kind,
+  name: holding.pool.name,
+});
+const keysOf = (stored: StoredHolding) =>
+  holdingKeys(poolIdOf(stored.holding), stored.holding.value, stored.holding.claim, stored.start);
+
+export const encodeCursor = (key: Record<string, unknown>) =>
+  Buffer.from(JSON.stringify(key)).toString('base64url');
+export function decodeCursor(text: string): ItemKey | undefined {
+  try {
+    const key = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as ItemKey;
+    return typeof key?.pk === 'string' && typeof key.sk === 'string' ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class Holdings {
+  constructor(private readonly io: TableClient) {}
+
+  /** Puts a holding's three items (each once: a put that finds its item there changes nothing). */
+  async start(stored: StoredHolding): Promise<void> {
+    const keys = keysOf(stored);
+    for (const key of [keys.byValue, keys.byPool, keys.byClaim])
+      if (key)
+        await this.io.conditional(
+          new PutCommand({
+            TableName: this.io.tableName,
+            Item: { ...key, t: 'holding', start: stored.start, holding: stored.holding },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+  }
+
+  /** The newest holdings of a value (consistently: the history function decides on them). */
+  async latestOfValue(pool: PoolId, value: string, limit: number): Promise<StoredHolding[]> {
+    const { byValue } = holdingKeys(pool, value, undefined, '');
+    const result = await this.io.doc.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': byValue.pk },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => ({
+      holding: item.holding as Holding,
+      start: item.start as string,
+    }));
+  }
+
+  /**
+   * Ends a holding: its value's item first, unless it has ended already (then as it says), then the other
+   * two as the value's item says, so every copy ends alike. `expiresAt`: when the store may forget it.
+   */
+  async end(stored: StoredHolding, until: string, ended: HoldingEnd, expiresAt: number): Promise<void> {
+    const keys = keysOf(stored);
+    const final = stored.holding.until
+      ? { until: stored.holding.until, ended: stored.holding.ended ?? ended }
+      : { until, ended };
+    for (const key of [keys.byValue, keys.byPool, keys.byClaim])
+      if (key)
+        await this.io.conditional(
+          new UpdateCommand({
+            TableName: this.io.tableName,
+            Key: key,
+            UpdateExpression: 'SET #h.#until = :until, #h.#ended = :ended, #ttl = :ttl',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#h.#until)',
+            ExpressionAttributeNames: {
+              '#h': 'holding',
+              '#until': 'until',
+              '#ended': 'ended',
+              '#ttl': TTL_ATTRIBUTE,
+            },
+            ExpressionAttributeValues: { ':until': final.until, ':ended': final.ended, ':ttl': expiresAt },
+          }),
+        );
+  }
+
+  /**
+   * A page of a partition newest first, from `after` (a cursor), holdings that started at or before
+   * `startedBy` only; `keep` filters, and `stop` ends the reading (nothing older can match).
+   */
+  async page(
+    pk: string,
+    options: {
+      limit: number;
+      after?: ItemKey;
+      startedBy?: string;
+      keep?: (holding: Holding) => boolean;
+      stop?: (holding: Holding) => boolean;
+    },
+  ): Promise<HoldingPage> {
+    const input: QueryCommandInput = {
+      TableName: this.io.tableName,
+      KeyConditionExpression: options.startedBy ? 'pk = :pk AND sk <= :by' : 'pk = :pk',
+      ExpressionAttributeValues: {
+        ':pk': pk,
+        ...(options.startedBy ? { ':by': `${options.startedBy}~` } : {}),
+      },
+      ScanIndexForward: false,
+      Limit: options.limit,
+    };
+    const items: Holding[] = [];
+    let start: Item | undefined = options.after;
+    do {
+      const result = await this.io.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+      start = result.LastEvaluatedKey;
+      for (const item of result.Items ?? []) {
+        const holding = item.holding as Holding;
+        if (options.stop?.(holding)) return { items };
+        if (options.keep && !options.keep(holding)) continue;
+        items.push(holding);
+        if (items.length === options.limit) {
+          const last = { pk: item.pk as string, sk: item.sk as string };
+          return { items, next: encodeCursor(last) };
+        }
+      }
+    } while (start);
+    return { items };
+  }
+}
