@@ -29,6 +29,7 @@ import { parseManifests } from './manifests.ts';
 import { kubeconfigCommand, proxyCommand } from './kube-commands.ts';
 import { runUi } from './ui.ts';
 import { versionCommand } from './version.ts';
+import { historyCommand } from './history.ts';
 
 export interface CliIO {
   out(text: string): void;
@@ -61,6 +62,8 @@ Usage:
   allot kubeconfig [--port 8001]              print a kubeconfig: the local server, and allot proxy
   allot repair [--dry-run]                    sweep the namespace: what lost stream records left behind
   allot version [--client]                    the CLI's version, and the server's (not with --client)
+  allot history [<value>] --pool <kind>/<pool> [--at T | --since S --until U]
+  allot history --claim <name>                who held the values, and when (newest first)
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,
   allocations (all three kinds), indices, ipaddresses, ipprefixes (singular forms work too)
@@ -96,6 +99,10 @@ const OPTIONS = {
   timeout: { type: 'string', default: '30' },
   port: { type: 'string' },
   client: { type: 'boolean', default: false },
+  claim: { type: 'string' },
+  at: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -121,6 +128,10 @@ type Options = {
   timeout: string;
   port?: string;
   client: boolean;
+  claim?: string;
+  at?: string;
+  since?: string;
+  until?: string;
   help: boolean;
 };
 
@@ -173,6 +184,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         });
       case 'repair':
         return await cli.repair(args);
+      case 'history':
+        return await historyCommand(cli.api, args, options, io.out);
       case 'version':
         return await versionCommand(cli.api, args, io, options.client);
       default:

@@ -625,3 +625,29 @@ describe('repair', () => {
     expect(await allotCli('repair everything')).toMatchObject({ code: 2 });
   });
 });
+
+describe('allot history', () => {
+  it('prints who held a value, the pool’s and a claim’s, and says what is wrong with a bad query', async () => {
+    const namespace = 'history-cli';
+    expect((await allotCli('apply -f docs/examples/seed.yaml', { namespace })).code).toBe(0);
+    await allotCli('release leaf1-asn', { namespace });
+    const held = await eventually(async () => {
+      const answer = await allotCli('history --pool indexpool/asn-pool -o json', { namespace });
+      const items = JSON.parse(answer.out).items as Record<string, any>[];
+      expect(items.some((h) => h.claim?.name === 'leaf1-asn' && h.ended === 'Released')).toBe(true);
+      return items.find((h) => h.claim?.name === 'leaf1-asn')!;
+    });
+    const table = await allotCli(`history ${held.value} --pool indexpool/asn-pool`, { namespace });
+    expect(table.code).toBe(0);
+    expect(table.out.split('\n')[0]).toMatch(/^VALUE\s+CLAIM\s+FROM\s+UNTIL\s+ENDED\s+OBJECT$/);
+    expect(table.out).toMatch(
+      new RegExp(`${held.value}\\s+${namespace}/leaf1-asn\\s+\\S+\\s+\\S+\\s+Released`),
+    );
+    expect((await allotCli('history --claim leaf1-asn', { namespace })).out).toMatch(/Released/);
+    expect((await allotCli('history --claim nobody', { namespace })).out).toBe('no holdings');
+    const bad = await allotCli('history 1 --pool indexpool/asn-pool --at yesterday', { namespace });
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/at must be an RFC 3339 time/);
+    expect((await allotCli('history 1', { namespace })).code).toBe(2);
+  });
+});

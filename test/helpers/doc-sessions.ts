@@ -53,6 +53,6 @@ export function rewriteSessions(
 /** What differs from run to run in any session: timestamps and uids. */
 export function maskRunVariance(text: string): string {
   return text
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z/g, '<time>')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uid>');
 }
