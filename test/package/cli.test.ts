@@ -3,7 +3,7 @@
  * `npm install -g` into a scratch prefix and as a project's dependency (run by `npx`), then run as a
  * process on plain Node with nothing else on PATH and no node_modules above it: against a local server,
  * and against an https endpoint that checks every request's SigV4 signature (the credential chain reads
- * the environment's keys), through `apply`, `get`, `describe`, `claim`, `preview`, `release`,
+ * the environment's keys), through `apply`, `get`, `describe`, `claim`, `preview`, `release`, `history`,
  * `kubeconfig`, `proxy` and `ui`, whose page (built at pack time) Chromium renders.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestAllot } from '../helpers/allot.ts';
+import { eventually, startTestAllot } from '../helpers/allot.ts';
 import { browserMissing, launchBrowser } from '../helpers/browser.ts';
 import { packInto, repositoryRoot } from '../helpers/pack.ts';
 import { haveCommand } from '../helpers/tools.ts';
@@ -171,6 +171,12 @@ describe('allot, installed with npm install -g from the tarball', () => {
     expect((await allotCommand(['preview', 'asn-pool', '--count', '2'], endpoint)).code).toBe(0);
     expect((await allotCommand(['release', 'spine1-asn'], endpoint)).stdout).toMatch(/spine1-asn/);
     expect((await allotCommand(['get', 'claim', 'spine1-asn'], endpoint)).code).toBe(1);
+    // Who held it: once the history function has read the release.
+    await eventually(async () =>
+      expect((await allotCommand(['history', '--claim', 'spine1-asn'], endpoint)).stdout).toMatch(
+        /default\/spine1-asn\s+\S+\s+\S+\s+Released/,
+      ),
+    );
   });
 
   it.skipIf(signedSkipped)(
