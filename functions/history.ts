@@ -10,6 +10,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { HoldingChange } from '../lib/domain/objects/holdings.ts';
+import { TTL_IDENTITY } from '../lib/domain/events.ts';
 import { appendBatch, type HistoryOptions, type HistoryRecord } from '../lib/service/history/changes.ts';
 import { recordHoldings } from '../lib/service/history/holdings.ts';
 import { type ClaimContext } from '../lib/service/context.ts';
@@ -33,6 +34,7 @@ function holdingChangeOf(record: DynamoDBRecord, at: number): HoldingChange {
     at,
     recordedAt: Math.floor(record.dynamodb?.ApproximateCreationDateTime ?? 0) * 1000,
     sequence: record.dynamodb?.SequenceNumber ?? '0',
+    byTtl: record.userIdentity?.principalId === TTL_IDENTITY.principalId,
   };
 }
 

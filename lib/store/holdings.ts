@@ -4,12 +4,18 @@
  * key the stream record names, and ended once by a conditional update. The value's item is written
  * first and decides; an end that died part way is finished from it when the record comes again.
  */
-import { PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { Holding, HoldingEnd } from '../domain/objects/holdings.ts';
 import type { TableClient } from './client.ts';
 import type { Item } from './items.ts';
 import type { ItemKey } from '../domain/objects/records.ts';
-import { holdingKeys, type PoolId } from './keys.ts';
+import { claimHoldingsPk, holdingKeys, type PoolId } from './keys.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
 
 /** A holding as stored: the holding, and its start in its keys. */
@@ -103,6 +109,62 @@ export class Holdings {
               '#ttl': TTL_ATTRIBUTE,
             },
             ExpressionAttributeValues: { ':until': final.until, ':ended': final.ended, ':ttl': expiresAt },
+          }),
+        );
+  }
+
+  /** The newest holdings of every claim named `name` in `namespace` (consistently). */
+  async latestOfClaim(namespace: string, name: string, limit: number): Promise<StoredHolding[]> {
+    const result = await this.io.doc.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': claimHoldingsPk(namespace, name) },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => ({
+      holding: item.holding as Holding,
+      start: item.start as string,
+    }));
+  }
+
+  /** Says that the claim with this uid ended by its lease (read when its holding ends), for `seconds`. */
+  async markExpired(claimUid: string, expiresAt: number): Promise<void> {
+    await this.io.doc.send(
+      new PutCommand({
+        TableName: this.io.tableName,
+        Item: { pk: `HX#${claimUid}`, sk: 'x', t: 'expired', [TTL_ATTRIBUTE]: expiresAt },
+      }),
+    );
+  }
+
+  async expired(claimUid: string): Promise<boolean> {
+    const result = await this.io.doc.send(
+      new GetCommand({
+        TableName: this.io.tableName,
+        Key: { pk: `HX#${claimUid}`, sk: 'x' },
+        ConsistentRead: true,
+      }),
+    );
+    return result.Item !== undefined;
+  }
+
+  /** A holding that ended `Released` by a claim whose lease had ended: `Expired`, on every copy. */
+  async relabelExpired(stored: StoredHolding): Promise<void> {
+    const keys = keysOf(stored);
+    for (const key of [keys.byValue, keys.byPool, keys.byClaim])
+      if (key)
+        await this.io.conditional(
+          new UpdateCommand({
+            TableName: this.io.tableName,
+            Key: key,
+            UpdateExpression: 'SET #h.#ended = :expired',
+            ConditionExpression: '#h.#ended = :released',
+            ExpressionAttributeNames: { '#h': 'holding', '#ended': 'ended' },
+            ExpressionAttributeValues: { ':expired': 'Expired', ':released': 'Released' },
           }),
         );
   }

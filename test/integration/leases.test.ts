@@ -145,6 +145,16 @@ describe('expiry', () => {
     const next = await api.post('claims', claim('lease-x2', ref('lease-x')));
     expect(next.body.status.value).toBe('7');
     expectExpiredOnce('lease-x1');
+    // Who held 7: lease-x1, until its lease ended (a release, where records are on DynamoDB Local's clock).
+    await eventually(async () => {
+      const items = (await api.get('claims/lease-x1/history')).body.items;
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({
+        value: '7',
+        ended: recordsOnOurClock ? 'Expired' : expect.any(String),
+      });
+      expect(['Expired', 'Released']).toContain(items[0].ended);
+    });
     if (recordsOnOurClock)
       expect(eventsOf('Claim Expired', 'lease-x1')[0]?.detail).toMatchObject({
         claim: { name: 'lease-x1', uid: made.metadata.uid },

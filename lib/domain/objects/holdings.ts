@@ -44,6 +44,8 @@ export interface HoldingChange {
   at: number;
   recordedAt: number;
   sequence: string;
+  /** A REMOVE made by DynamoDB's TTL (a lease's end). */
+  byTtl?: boolean;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type HoldingEnd,
 } from '../../domain/objects/holdings.ts';
 import type { AllocationRecord, ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
+import { removalExpired } from '../../domain/events.ts';
 import { holdingStart, objectKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Table } from '../../store/table.ts';
 
@@ -43,6 +44,30 @@ async function removalOf(table: Table, object: AllocationRecord): Promise<Holdin
   return claim?.t === 'claim' && claim.metadata.uid === ref.uid ? 'Deleted' : 'Released';
 }
 
+/** How long the mark of a claim that ended by its lease waits for its holding's end (a day and an hour). */
+const EXPIRED_MARK_SECONDS = 25 * 3600;
+
+/**
+ * A claim removed once its lease ended: its holding ends `Expired`, not `Released`. The claim's record
+ * and its object's are of two items, in no set order: whichever comes second decides. A holding ended
+ * already is relabelled; one still open (or not yet started) finds the claim's mark when it ends.
+ */
+async function claimExpired(table: Table, change: HoldingChange): Promise<void> {
+  const claim = change.oldImage as unknown as ClaimRecord;
+  if (claim?.t !== 'claim' || change.newImage !== undefined) return;
+  const recordedAt = new Date(change.recordedAt).toISOString();
+  if (!removalExpired(claim, { eventName: 'REMOVE', recordedAt, byTtl: change.byTtl })) return;
+  const { namespace, name, uid } = claim.metadata;
+  await table.holdings.markExpired(uid, Math.ceil(change.at / 1000) + EXPIRED_MARK_SECONDS);
+  for (const stored of await table.holdings.latestOfClaim(namespace, name, LATEST))
+    if (stored.holding.claim?.uid === uid && stored.holding.ended === 'Released')
+      await table.holdings.relabelExpired(stored);
+}
+
+/** How a holding for this claim ended by its release reads: `Expired` if its lease had ended. */
+const releasedOrExpired = async (table: Table, claimUid: string | undefined): Promise<HoldingEnd> =>
+  claimUid !== undefined && (await table.holdings.expired(claimUid)) ? 'Expired' : 'Released';
+
 /** Starts and ends the holdings a batch's records of allocation objects say, in record order. */
 export async function recordHoldings(
   table: Table,
@@ -51,6 +76,7 @@ export async function recordHoldings(
 ): Promise<void> {
   const retentionSeconds = (options.retentionDays ?? DEFAULT_HOLDING_RETENTION_DAYS) * 86_400;
   for (const change of changes) {
+    await claimExpired(table, change);
     const { end, start } = holdingTransition(change);
     if (end) {
       const object = change.oldImage as unknown as AllocationRecord;
@@ -63,9 +89,10 @@ export async function recordHoldings(
       );
       // None: the object was there before holdings were kept (or a lost record left none).
       if (open) {
-        const ended = open.holding.until
+        let ended = open.holding.until
           ? open.holding.ended!
           : (end.ended ?? (await removalOf(table, object)));
+        if (ended === 'Released') ended = await releasedOrExpired(table, end.claimUid);
         const expiresAt = Math.ceil(Date.parse(end.until) / 1000) + retentionSeconds;
         await table.holdings.end(open, end.until, ended, expiresAt);
       }
