@@ -4,6 +4,7 @@
  * the figures there are the last run's: `npx tsx bench/readme.ts`.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { historySection } from './history-report.ts';
 import { packageSection } from './package-report.ts';
 import { streamSection } from './stream-report.ts';
 
@@ -591,6 +592,7 @@ const section = [
   ...watchSection,
   ...quarantineSection,
   ...sharingSection,
+  ...historySection(table),
   ...packageSection(table),
   '<!-- bench:end -->',
 ].join('\n');

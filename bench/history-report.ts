@@ -1,0 +1,70 @@
+/** The history rows of docs/benchmark.md's generated section (bench/readme.ts), from bench/history-results.json. */
+import { existsSync, readFileSync } from 'node:fs';
+
+interface QueryCost {
+  requests: number;
+  units: number;
+  items: number;
+}
+interface HistoryResults {
+  holding: {
+    lives: number;
+    historyFunction: { requests: number; units: number };
+    holdingsRequests: number;
+    watchesRequests: number;
+  };
+  queries: { otherHoldings: number; value: QueryCost; at: QueryCost }[];
+}
+
+const file = new URL('./history-results.json', import.meta.url);
+
+export function historySection(table: (header: string[], body: string[][]) => string): string[] {
+  if (!existsSync(file)) return [];
+  const results = JSON.parse(readFileSync(file, 'utf8')) as HistoryResults;
+  const { holding, queries } = results;
+  const flat = (pick: (q: (typeof queries)[number]) => QueryCost) =>
+    queries.every(
+      (q) => pick(q).requests === pick(queries[0]!).requests && pick(q).units === pick(queries[0]!).units,
+    );
+  return [
+    `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries in a pool with no other holding and with ${queries.at(-1)!.otherHoldings.toLocaleString('en')} past holdings of other values:`,
+    '',
+    table(
+      ['figure', 'requests', 'capacity units'],
+      [
+        [
+          'history function, per claim life',
+          String(holding.historyFunction.requests),
+          String(holding.historyFunction.units),
+        ],
+        [
+          'of which the holdings (their items, the objects an end reads)',
+          String(holding.holdingsRequests),
+          '',
+        ],
+        ['of which the watches', String(holding.watchesRequests), ''],
+      ],
+    ),
+    '',
+    table(
+      [
+        'query',
+        ...queries.map((q) => `${q.otherHoldings.toLocaleString('en')} other holdings`),
+        'target: flat',
+      ],
+      [
+        [
+          '`?value=`',
+          ...queries.map((q) => `${q.value.requests} / ${q.value.units}`),
+          flat((q) => q.value) ? '✓' : '✗',
+        ],
+        [
+          '`?value=&at=`',
+          ...queries.map((q) => `${q.at.requests} / ${q.at.units}`),
+          flat((q) => q.at) ? '✓' : '✗',
+        ],
+      ],
+    ),
+    '',
+  ];
+}

@@ -1,0 +1,170 @@
+/**
+ * Who held a value (api.md, "The history of a value"; part of `npm run bench`; alone: `npx tsx
+ * bench/history.ts`). Every DynamoDB request counted (bench/measure.ts), each function on its own client:
+ *
+ * - A holding's cost: one client claims 200 values one after another and releases them; the history
+ *   function reads those records on the local stream (its own filter), and its requests per claim's life
+ *   are split into the holdings' (items `H…`) and the watches' (`W…`), by the key each request names.
+ * - A query's cost as the pool's past grows: `?value=` and `?value=&at=` of one value, with no other
+ *   holding in the pool, then with OTHER_HOLDINGS past holdings of other values (written as the history
+ *   function writes them): the requests and capacity units stay the same (a value's holdings are a
+ *   partition of their own), where a scan would grow with the pool.
+ *
+ * Writes bench/history-results.json; docs/benchmark.md shows it (bench/history-report.ts).
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import * as prettier from 'prettier';
+import { createHistoryHandler } from '../functions/history.ts';
+import { createStreamHandler } from '../functions/stream.ts';
+import { HISTORY_FILTER_PATTERNS } from '../lib/cloud/stream-filter.ts';
+import { localClient } from '../lib/local/store/dynalite.ts';
+import { LocalStream } from '../lib/local/stream/emulation.ts';
+import { holdingStart } from '../lib/store/keys.ts';
+import { Table } from '../lib/store/table.ts';
+import { claimBody, NAMESPACE, startInstance } from './instance.ts';
+import { Meter, round, totals, type RequestRecord } from './measure.ts';
+import { benchTable, startStoreThread } from './store.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const LIVES = 200;
+const OTHER_HOLDINGS = Number(process.env.BENCH_OTHER_HOLDINGS ?? 20_000);
+
+const store = await startStoreThread({ changes: true });
+const tableName = await benchTable(store, 'allot-bench-history');
+const admin = startInstance(store.endpoint, tableName, 'api');
+
+/**
+ * Requests of a client by the first letter of the key they name: `H` holdings, `O` objects (read by the
+ * holdings' ends), `W` watches' entries and heads.
+ */
+function requestsByKey(client: DynamoDBClient): Map<string, number> {
+  const counts = new Map<string, number>();
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as Record<string, any>;
+      const text = (value: any) => (typeof value === 'string' ? value : value?.S);
+      const pk =
+        text(input.Key?.pk) ?? text(input.Item?.pk) ?? text(input.ExpressionAttributeValues?.[':pk']);
+      const kind = String(pk ?? '?').charAt(0);
+      counts.set(kind, (counts.get(kind) ?? 0) + 1);
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchKeyKinds' },
+  );
+  return counts;
+}
+
+async function holdingCost() {
+  const client = localClient(store.endpoint);
+  const meter = new Meter().attach(client);
+  const byKey = requestsByKey(client);
+  const history = createHistoryHandler({ table: new Table({ tableName, client }) });
+  const local = new LocalStream({ handler: history, filters: HISTORY_FILTER_PATTERNS });
+  // The stream function too (its own client, not counted here): its reclaims end the holdings.
+  const streamClient = localClient(store.endpoint);
+  const streamed = new LocalStream({
+    handler: createStreamHandler({ table: new Table({ tableName, client: streamClient }) }),
+  });
+  const unsubscribe = store.onChange((change) => {
+    if (change.tableName !== tableName) return;
+    local.push(change);
+    streamed.push(change);
+  });
+  const claimer = startInstance(store.endpoint, tableName, 'claim');
+  try {
+    await admin.call('PUT', 'indexpools/lives', { spec: { ranges: ['1..65535'] } });
+    await store.caughtUp();
+    await streamed.drained();
+    await local.drained();
+    const from = meter.records.length;
+    byKey.clear();
+    for (let i = 0; i < LIVES; i++) {
+      await claimer.call(
+        'PUT',
+        `claims/life-${i}`,
+        claimBody(`life-${i}`, { kind: 'IndexPool', name: 'lives' }),
+      );
+      await claimer.call('DELETE', `claims/life-${i}`);
+    }
+    for (let i = 0; i < 3; i++) {
+      // Its reclaims' records, then the history's reading of them.
+      await store.caughtUp();
+      await streamed.drained();
+      await store.caughtUp();
+      await local.drained();
+    }
+    const records = meter.records.slice(from);
+    const perLife = (...kinds: string[]) =>
+      round(kinds.reduce((sum, kind) => sum + (byKey.get(kind) ?? 0), 0) / LIVES, 2);
+    const all = totals(records);
+    return {
+      lives: LIVES,
+      historyFunction: { requests: round(all.requests / LIVES, 2), units: round(all.units / LIVES, 2) },
+      /** Requests per life: the holdings' (their items, and the objects an end reads), the watches'. */
+      holdingsRequests: perLife('H', 'O'),
+      watchesRequests: perLife('W'),
+    };
+  } finally {
+    unsubscribe();
+    await local.stop();
+    await streamed.stop();
+    claimer.destroy();
+    client.destroy();
+    streamClient.destroy();
+  }
+}
+
+async function queryCost(others: number) {
+  const pool = `q${others}`;
+  const writer = new Table({ tableName, client: admin.client });
+  const day = Date.parse('2026-01-01T00:00:00Z');
+  const holding = (value: string, i: number, hours: number) => ({
+    holding: {
+      value,
+      pool: { kind: 'IndexPool' as const, name: pool },
+      namespace: NAMESPACE,
+      allocation: { name: `${pool}-${value}`, uid: `u-${value}-${i}` },
+      claim: { namespace: NAMESPACE, name: `c-${value}-${i}`, uid: `cu-${value}-${i}` },
+      from: new Date(day + hours * 3_600_000).toISOString(),
+      until: new Date(day + (hours + 1) * 3_600_000).toISOString(),
+      ended: 'Released' as const,
+    },
+    start: holdingStart(new Date(day + hours * 3_600_000).toISOString(), String(i).padStart(10, '0')),
+  });
+  // The value asked about: ten past holdings. Then `others` of other values.
+  for (let i = 0; i < 10; i++) await writer.holdings.start(holding('7', i, i * 24));
+  for (let i = 0; i < others; i += 25)
+    await Promise.all(
+      Array.from({ length: Math.min(25, others - i) }, (_, j) =>
+        writer.holdings.start(holding(String(1000 + ((i + j) % 50_000)), i + j, (i + j) % 8760)),
+      ),
+    );
+  const measure = async (query: string) => {
+    const mark = admin.meter.mark();
+    const answer = await admin.call('GET', `indexpools/${pool}/history?${query}`);
+    if (answer.status !== 200) throw new Error(JSON.stringify(answer.body));
+    const sum = totals(admin.meter.since(mark) as RequestRecord[]);
+    return { requests: sum.requests, units: round(sum.units, 2), items: answer.body.items.length };
+  };
+  return {
+    otherHoldings: others,
+    value: await measure('value=7'),
+    at: await measure(`value=7&at=${new Date(day + (5 * 24 + 0.5) * 3_600_000).toISOString()}`),
+  };
+}
+
+const results = {
+  date: new Date().toISOString(),
+  holding: await holdingCost(),
+  queries: [await queryCost(0), await queryCost(OTHER_HOLDINGS)],
+};
+admin.destroy();
+await store.close();
+writeFileSync(
+  fileURLToPath(new URL('./history-results.json', import.meta.url)),
+  await prettier.format(JSON.stringify(results), { parser: 'json' }),
+);
+console.log(JSON.stringify(results, null, 1));
