@@ -74,10 +74,17 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
     queriedIndexes: [],
   },
   history: {
-    description: 'Allot table stream, second reader: the history watches read',
+    description: 'Allot table stream, second reader: the history watches read, and who held each value',
     timeout: Duration.seconds(60),
-    // Appends entries and batch markers, raises heads, reads what a batch delivered again appended.
-    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+    // Appends entries and batch markers, raises heads, reads what a batch delivered again appended; puts,
+    // ends and reads holdings, and deletes a holding's open mark when it ends (service/history/holdings.ts).
+    tableActions: [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:Query',
+    ],
     queriedIndexes: [],
   },
 };

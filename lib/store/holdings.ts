@@ -5,6 +5,7 @@
  * first and decides; an end that died part way is finished from it when the record comes again.
  */
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -15,7 +16,7 @@ import type { Holding, HoldingEnd } from '../domain/objects/holdings.ts';
 import type { TableClient } from './client.ts';
 import type { Item } from './items.ts';
 import type { ItemKey } from '../domain/objects/records.ts';
-import { claimHoldingsPk, holdingKeys, type PoolId } from './keys.ts';
+import { claimHoldingsPk, holdingKeys, openHoldingsPk, type PoolId } from './keys.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
 
 /** A holding as stored: the holding, and its start in its keys. */
@@ -52,9 +53,18 @@ export function decodeCursor(text: string): ItemKey | undefined {
 export class Holdings {
   constructor(private readonly io: TableClient) {}
 
-  /** Puts a holding's three items (each once: a put that finds its item there changes nothing). */
+  /**
+   * Puts a holding's three items and its open mark (each once: a put that finds its item there changes
+   * nothing; the mark goes first, so a holding is never open without it).
+   */
   async start(stored: StoredHolding): Promise<void> {
     const keys = keysOf(stored);
+    await this.io.doc.send(
+      new PutCommand({
+        TableName: this.io.tableName,
+        Item: { ...keys.open, t: 'holding-open', start: stored.start, holding: stored.holding },
+      }),
+    );
     for (const key of [keys.byValue, keys.byPool, keys.byClaim])
       if (key)
         await this.io.conditional(
@@ -111,6 +121,18 @@ export class Holdings {
             ExpressionAttributeValues: { ':until': final.until, ':ended': final.ended, ':ttl': expiresAt },
           }),
         );
+    await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: keys.open }));
+  }
+
+  /** The pool's open holdings (consistently), page after page. */
+  async *open(pool: PoolId): AsyncGenerator<StoredHolding> {
+    for await (const item of this.io.pages({
+      TableName: this.io.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': openHoldingsPk(pool) },
+      ConsistentRead: true,
+    }))
+      yield { holding: item.holding as Holding, start: item.start as string };
   }
 
   /** The newest holdings of every claim named `name` in `namespace` (consistently). */

@@ -237,7 +237,8 @@ export function leaseAttributes(key: ItemKey, endsAt: string) {
 
 /**
  * A value's holdings (store/holdings.ts), three ways: by the value (`HV#<pool ns>#<kind>#<pool>#<value>`),
- * by the pool (`HP#<pool ns>#<kind>#<pool>`) and by the claim's name (`HC#<claim ns>#<claim>`); each
+ * by the pool (`HP#<pool ns>#<kind>#<pool>`) and by the claim's name (`HC#<claim ns>#<claim>`), and while
+ * it lasts a fourth item among the pool's open holdings (`HO#…`); each
  * sorted by when the holding started and the stream record that started it (`<from>#<sequence>`), so a
  * partition reads newest first, and a record delivered again names the holding it started.
  */
@@ -246,16 +247,20 @@ export function holdingKeys(
   value: string,
   claim: { namespace: string; name: string } | undefined,
   start: string,
-): { byValue: ItemKey; byPool: ItemKey; byClaim?: ItemKey } {
+): { byValue: ItemKey; byPool: ItemKey; byClaim?: ItemKey; open: ItemKey } {
   const id = `${pool.namespace}#${pool.kind}#${pool.name}`;
   return {
     byValue: { pk: `HV#${id}#${value}`, sk: start },
+    open: { pk: openHoldingsPk(pool), sk: `${value}#${start}` },
     byPool: { pk: `HP#${id}`, sk: `${start}#${value}` },
     ...(claim
       ? { byClaim: { pk: `HC#${claim.namespace}#${claim.name}`, sk: `${start}#${id}#${value}` } }
       : {}),
   };
 }
+
+/** The pool's holdings that last (`HO#…`), one item each while it lasts: what the repair sweep compares. */
+export const openHoldingsPk = (pool: PoolId) => `HO#${pool.namespace}#${pool.kind}#${pool.name}`;
 
 /** The partition of the holdings of every claim named `name` in `namespace`, across pools. */
 export const claimHoldingsPk = (namespace: string, name: string) => `HC#${namespace}#${name}`;

@@ -4,7 +4,10 @@
  * both stores. A holding survives its claim's release, Retain and a rebind, the object's deletion and the
  * pool's, and is written once however often its record comes.
  */
-import { describe, expect, it } from 'vitest';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
+import { holdingKeys, holdingStart } from '../../lib/store/keys.ts';
+import { sweepNamespace } from '../../lib/service/repair/sweep.ts';
 import { claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 
 const { allot, api } = useTestAllot();
@@ -140,5 +143,51 @@ describe('the history of a value', () => {
     expect(values).toEqual(['100', '101', '102']);
     // Another namespace's claim of the same name has its own history.
     expect((await client(() => allot.url, 'other').get('claims/vlan-0/history')).body.items).toEqual([]);
+  });
+
+  it('is mended by the repair sweep when records were lost: an object with no open holding, a holding with no object', async () => {
+    await api.put('indexpools/lost', indexPool('lost', ['1..9']));
+    const kept = await api.post('claims', claim('kept', ref('lost')));
+    const value = kept.body.status.value as string;
+    const [open] = await holdingsOf('lost', `value=${value}`, 1);
+    // Its records lost for good: the holding's items are gone. And one left open for an object that went.
+    const pool = { namespace: 'default', kind: 'IndexPool' as const, name: 'lost' };
+    const [stored] = await allot.table.holdings.latestOfValue(pool, value, 1);
+    const keys = holdingKeys(pool, value, open!.claim, stored!.start);
+    for (const key of [keys.byValue, keys.byPool, keys.byClaim!, keys.open])
+      await allot.table.doc.send(new DeleteCommand({ TableName: allot.table.tableName, Key: key }));
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    await allot.table.holdings.start({
+      holding: {
+        value: '9',
+        pool: { kind: 'IndexPool', name: 'lost' },
+        namespace: 'default',
+        allocation: { name: 'lost-9', uid: 'gone' },
+        from,
+      },
+      start: holdingStart(from, '1'),
+    });
+    await holdingsOf('lost', `value=${value}`, 0);
+    // Past the grace period (the history function may be reading a record still), the sweep mends both.
+    const later = Date.now() + 60_000;
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
+    try {
+      const report = await sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0 });
+      expect(report.fixed.lostHolding).toBe(2);
+      expect(
+        (await sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0 })).found.lostHolding,
+      ).toBe(0);
+    } finally {
+      clock.mockRestore();
+    }
+    const [again] = await holdingsOf('lost', `value=${value}`, 1);
+    expect(again).toMatchObject({ claim: { name: 'kept', uid: kept.body.metadata.uid } });
+    expect(again!.until).toBeUndefined();
+    expect((await holdingsOf('lost', 'value=9', 1))[0]).toMatchObject({ ended: 'Deleted' });
+    // Released later as any other: the sweep's holding ends once.
+    await api.delete('claims/kept');
+    await eventually(async () =>
+      expect((await holdingsOf('lost', `value=${value}`, 1))[0]!.ended).toBe('Released'),
+    );
   });
 });

@@ -10,7 +10,9 @@ import { getEventListeners } from 'node:events';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHistoryHandler } from '../../functions/history.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
+import { HISTORY_FILTER_PATTERNS } from '../../lib/cloud/stream-filter.ts';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import type { AllocationRecord, ClaimRecord, NameHoldRecord } from '../../lib/domain/objects/records.ts';
 import { sweepNamespace, REPAIR_KINDS, type RepairReport } from '../../lib/service/repair/sweep.ts';
@@ -30,20 +32,29 @@ const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem',
 
 let allot: LocalAllot;
 let queue: StreamQueue;
+/** The history function's own reader, which loses nothing here: what it keeps (holdings) stays in step. */
+let historyQueue: StreamQueue;
 let streamHandler: ReturnType<typeof createStreamHandler>;
+let historyHandler: ReturnType<typeof createHistoryHandler>;
 const random = seededRandom(14);
 
 beforeAll(async () => {
   allot = await startTestAllot({ stream: false });
   queue = new StreamQueue(await allot.store.changes(allot.table.tableName));
+  historyQueue = new StreamQueue(await allot.store.changes(allot.table.tableName), HISTORY_FILTER_PATTERNS);
   streamHandler = createStreamHandler({ table: allot.table });
+  historyHandler = createHistoryHandler({ table: allot.table });
 });
 afterAll(async () => {
   await queue.close();
+  await historyQueue.close();
   await allot.close();
 });
 
-const drain = () => queue.drain((event) => streamHandler(event), random);
+const drain = async () => {
+  await queue.drain((event) => streamHandler(event), random);
+  await historyQueue.drain((event) => historyHandler(event), random);
+};
 
 /** A sweep whose every DynamoDB call is recorded by a middleware on its own client. */
 async function recordedSweep(namespace: string, options: Parameters<typeof sweepNamespace>[2] = {}) {

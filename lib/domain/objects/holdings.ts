@@ -69,7 +69,8 @@ function claimOf(object: AllocationRecord): Holding['claim'] {
 
 export const holdingTime = (at: number) => new Date(at).toISOString();
 
-function startOf(object: AllocationRecord, from: string): Holding {
+/** The holding an object's value is in now, from `from` (a start, or the repair sweep's). */
+export function holdingOf(object: AllocationRecord, from: string): Holding {
   const claim = claimOf(object);
   return {
     value: object.value,
@@ -92,14 +93,14 @@ export function holdingTransition(change: HoldingChange): HoldingTransition {
   const before = allocationOf(change.oldImage);
   const after = allocationOf(change.newImage);
   const at = holdingTime(change.at);
-  if (!before && after) return { start: startOf(after, at) };
+  if (!before && after) return { start: holdingOf(after, at) };
   if (before && !after)
     return { end: { allocationUid: before.metadata.uid, claimUid: claimOf(before)?.uid, until: at } };
   if (!before || !after) return {};
   if (before.metadata.uid !== after.metadata.uid)
     return {
       end: { allocationUid: before.metadata.uid, claimUid: claimOf(before)?.uid, until: at },
-      start: startOf(after, at),
+      start: holdingOf(after, at),
     };
   const was = claimOf(before);
   const is = claimOf(after);
@@ -111,6 +112,6 @@ export function holdingTransition(change: HoldingChange): HoldingTransition {
       until: at,
       ended: was ? 'Released' : 'Bound',
     },
-    start: startOf(after, at),
+    start: holdingOf(after, at),
   };
 }

@@ -8,6 +8,7 @@
 import {
   DEFAULT_HOLDING_RETENTION_DAYS,
   holdingTransition,
+  type Holding,
   type HoldingChange,
   type HoldingEnd,
 } from '../../domain/objects/holdings.ts';
@@ -30,18 +31,18 @@ const poolIdOf = (object: AllocationRecord): PoolId => ({
 });
 
 /**
- * How a removed object's holding ended, from who removed it: a cascade (its pool is gone or going), a
+ * How a holding whose object went ended, from who removed it: a cascade (its pool is gone or going), a
  * user who deleted it while its claim held it or while it held nothing, or the release of its claim.
  */
-async function removalOf(table: Table, object: AllocationRecord): Promise<HoldingEnd> {
-  const pool = await table.get<PoolRecord>(poolKeyOf(poolIdOf(object)));
+export async function removalOf(table: Table, holding: Holding): Promise<HoldingEnd> {
+  const id: PoolId = { namespace: holding.namespace, kind: holding.pool.kind, name: holding.pool.name };
+  const pool = await table.get<PoolRecord>(poolKeyOf(id));
   if (pool?.t !== 'pool' || pool.deleting) return 'PoolDeleted';
-  const ref = object.spec.claimRef;
-  if (!ref?.uid) return 'Deleted';
+  if (!holding.claim) return 'Deleted';
   const claim = await table.get<ClaimRecord>(
-    objectKey(ref.namespace ?? object.metadata.namespace, 'claims', ref.name),
+    objectKey(holding.claim.namespace, 'claims', holding.claim.name),
   );
-  return claim?.t === 'claim' && claim.metadata.uid === ref.uid ? 'Deleted' : 'Released';
+  return claim?.t === 'claim' && claim.metadata.uid === holding.claim.uid ? 'Deleted' : 'Released';
 }
 
 /** How long the mark of a claim that ended by its lease waits for its holding's end (a day and an hour). */
@@ -65,8 +66,24 @@ async function claimExpired(table: Table, change: HoldingChange): Promise<void> 
 }
 
 /** How a holding for this claim ended by its release reads: `Expired` if its lease had ended. */
-const releasedOrExpired = async (table: Table, claimUid: string | undefined): Promise<HoldingEnd> =>
+export const releasedOrExpired = async (table: Table, claimUid: string | undefined): Promise<HoldingEnd> =>
   claimUid !== undefined && (await table.holdings.expired(claimUid)) ? 'Expired' : 'Released';
+
+/** The end of the key of a holding the repair sweep started (its sequence is 0: no record's). */
+export const SWEPT = `#${'0'.repeat(40)}`;
+
+/** Whether the holding is open already: started by the repair sweep when this record was late. */
+async function alreadyOpen(table: Table, holding: Holding): Promise<boolean> {
+  const id: PoolId = { namespace: holding.namespace, kind: holding.pool.kind, name: holding.pool.name };
+  const [latest] = await table.holdings.latestOfValue(id, holding.value, 1);
+  return (
+    latest !== undefined &&
+    !latest.holding.until &&
+    latest.holding.allocation.uid === holding.allocation.uid &&
+    latest.holding.claim?.uid === holding.claim?.uid &&
+    latest.start.endsWith(SWEPT)
+  );
+}
 
 /** Starts and ends the holdings a batch's records of allocation objects say, in record order. */
 export async function recordHoldings(
@@ -81,23 +98,26 @@ export async function recordHoldings(
     if (end) {
       const object = change.oldImage as unknown as AllocationRecord;
       const latest = await table.holdings.latestOfValue(poolIdOf(object), object.value, LATEST);
-      // The holding it ends started before it: a record delivered again late finds its own, ended.
+      // The holding it ends started before it (a record delivered again late finds its own, ended), or
+      // the repair sweep started it in the lost record's stead.
       const self = holdingStart(new Date(change.recordedAt).toISOString(), change.sequence);
       const open = latest.find(
         ({ holding, start }) =>
-          start < self && holding.allocation.uid === end.allocationUid && holding.claim?.uid === end.claimUid,
+          (start < self || start.endsWith(SWEPT)) &&
+          holding.allocation.uid === end.allocationUid &&
+          holding.claim?.uid === end.claimUid,
       );
       // None: the object was there before holdings were kept (or a lost record left none).
       if (open) {
         let ended = open.holding.until
           ? open.holding.ended!
-          : (end.ended ?? (await removalOf(table, object)));
+          : (end.ended ?? (await removalOf(table, open.holding)));
         if (ended === 'Released') ended = await releasedOrExpired(table, end.claimUid);
         const expiresAt = Math.ceil(Date.parse(end.until) / 1000) + retentionSeconds;
         await table.holdings.end(open, end.until, ended, expiresAt);
       }
     }
-    if (start)
+    if (start && !(await alreadyOpen(table, start)))
       await table.holdings.start({
         holding: start,
         start: holdingStart(new Date(change.recordedAt).toISOString(), change.sequence),

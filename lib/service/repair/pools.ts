@@ -5,6 +5,7 @@
  */
 import { claimNamespaceOf, isSharedClaim } from '../../domain/objects/sharing.ts';
 import { checkHolders, mayHoldMore } from './holders.ts';
+import { checkHoldings } from './holdings.ts';
 import { countCandidates, ordinalOf } from '../../domain/values/candidates.ts';
 import { poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
 import { spaceOf, timestamp } from '../../domain/objects/objects.ts';
@@ -61,6 +62,7 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
     ranged: isRanged(spaceOf(pool)),
     seen: cursor.shard === 0 && cursor.after === undefined ? new Map() : undefined,
     seenMembers: cursor.shard === 0 && cursor.after === undefined ? new Map() : undefined,
+    objects: cursor.shard === 0 && cursor.after === undefined ? new Map() : undefined,
   };
   while (cursor.shard < LIST_SHARDS) {
     if (exhausted(sweep)) return false;
@@ -98,6 +100,7 @@ export async function sweepPool(sweep: Sweep, pool: Stored<PoolRecord>): Promise
   }
   if (held) await checkWaiting(sweep, walk, held);
   if (walk.pool.spec.sharedWith !== undefined) await checkHolders(sweep, walk);
+  await checkHoldings(sweep, walk);
   await checkCascade(sweep, walk);
   return true;
 }
@@ -180,6 +183,7 @@ async function checkAllocation(
   allocation: Stored<AllocationRecord>,
 ): Promise<void> {
   const key = { pk: allocation.pk, sk: allocation.sk };
+  walk.objects?.set(allocation.value, allocation);
   const value = valueKind(allocation.kind).parse(allocation.value);
   if (value.ok && walk.ranged) await checkRangedAllocation(sweep, walk, allocation, value.value, key);
   else if (value.ok) {

@@ -24,6 +24,7 @@ export const REPAIR_KINDS = [
   'expiredLease',
   'lostHolder',
   'abandonedCascade',
+  'lostHolding',
 ] as const;
 
 export type RepairKind = (typeof REPAIR_KINDS)[number];

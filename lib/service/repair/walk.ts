@@ -26,6 +26,8 @@ export interface PoolWalk {
   seen?: Map<string, Set<bigint>>;
   /** The same for a ranged pool: per group, the members of the objects whose runs touch it. */
   seenMembers?: Map<string, Set<string>>;
+  /** The objects by value; only when this run walked the pool's objects from the start (repair/holdings.ts). */
+  objects?: Map<string, AllocationRecord>;
   /** A shared pool's holders per namespace, read once in a walk (service/repair/holders.ts). */
   holders?: Map<string, string[]>;
 }
