@@ -30,11 +30,12 @@ export const STREAM_FILTER_PATTERNS: readonly FilterPattern[] = [
 
 /**
  * The records the history function needs (lib/service/history/changes.ts), for its own event source mapping:
- * every change of a pool, a claim or an allocation object, whatever it was before or became.
+ * every change of a pool, a claim or an allocation object, whatever it was before or became; and of a
+ * quarantine (a freed value held back), a holding of its own (service/history/holdings.ts).
  */
 export const HISTORY_FILTER_PATTERNS: readonly FilterPattern[] = [
-  { dynamodb: { NewImage: { t: { S: ['pool', 'claim', 'alloc'] } } } },
-  { dynamodb: { OldImage: { t: { S: ['pool', 'claim', 'alloc'] } } } },
+  { dynamodb: { NewImage: { t: { S: ['pool', 'claim', 'alloc', 'quarantine'] } } } },
+  { dynamodb: { OldImage: { t: { S: ['pool', 'claim', 'alloc', 'quarantine'] } } } },
 ];
 
 /**

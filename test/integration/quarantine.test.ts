@@ -136,6 +136,16 @@ describe('a pool with quarantineSeconds', () => {
     await drained();
     await eventually(async () => expect((await statusOf('q-o')).quarantined).toBe('0'));
     expect((await statusOf('q-o')).allocated).toBe(1);
+    // Who held 1: q-o1, then nobody (the quarantine, by the object that went), then q-o2.
+    await eventually(async () => {
+      const items = (await api.get('indexpools/q-o/history?value=1')).body.items;
+      expect(items.map((h: Record<string, any>) => [h.claim?.name ?? null, h.ended ?? null])).toEqual([
+        ['q-o2', null],
+        [null, 'QuarantineOver'],
+        ['q-o1', 'Released'],
+      ]);
+      expect(items[1].allocation.uid).toBe(items[2].allocation.uid);
+    });
   });
 
   it('quarantines an allocation object deleted by hand, and shows quarantined values apart in the occupancy map', async () => {

@@ -10,7 +10,7 @@
  * and `until` are when the history function read the record (milliseconds, a moment after the write;
  * the record's own time is whole seconds): the first delivery's, as the writes are conditional.
  */
-import type { AllocationRecord } from './records.ts';
+import type { AllocationRecord, QuarantineRecord } from './records.ts';
 import type { OwnerRef } from './validation.ts';
 import type { PoolKind } from '../kinds.ts';
 
@@ -53,12 +53,78 @@ export interface HoldingChange {
  * held for nobody) ends, which a record delivered again late finds ended already.
  */
 export interface HoldingTransition {
-  end?: { allocationUid: string; claimUid?: string; until: string; ended?: HoldingEnd };
+  end?: {
+    /** The value's pool (its namespace, kind and name) and the value, whose holdings it ends one of. */
+    pool: { namespace: string; kind: PoolKind; name: string };
+    value: string;
+    allocationUid: string;
+    claimUid?: string;
+    until: string;
+    ended?: HoldingEnd;
+  };
   start?: Holding;
 }
 
 const allocationOf = (image: Record<string, unknown> | undefined): AllocationRecord | undefined =>
   image?.t === 'alloc' ? (image as unknown as AllocationRecord) : undefined;
+const quarantineOf = (image: Record<string, unknown> | undefined): QuarantineRecord | undefined =>
+  image?.t === 'quarantine' ? (image as unknown as QuarantineRecord) : undefined;
+
+const poolOfObject = (object: AllocationRecord) => ({
+  namespace: object.metadata.namespace,
+  kind: object.spec.poolRef.kind as PoolKind,
+  name: object.spec.poolRef.name,
+});
+
+/** The end of an object's holding (`ended` absent: decided by who removed it). */
+const endOf = (object: AllocationRecord, until: string, ended?: HoldingEnd): HoldingTransition['end'] => ({
+  pool: poolOfObject(object),
+  value: object.value,
+  allocationUid: object.metadata.uid,
+  claimUid: claimOf(object)?.uid,
+  until,
+  ...(ended ? { ended } : {}),
+});
+
+/**
+ * A freed value held back (a quarantine, at the value's key): a holding for nobody, by the object that
+ * went, which ends `QuarantineOver` when the quarantine goes (its end, or a claim taking the value).
+ */
+function quarantineTransition(
+  before: QuarantineRecord | undefined,
+  after: QuarantineRecord | undefined,
+  change: HoldingChange,
+  at: string,
+): HoldingTransition {
+  const object = allocationOf(change.newImage);
+  const ends: HoldingTransition['end'] =
+    before && before.metadata.uid !== after?.metadata.uid
+      ? {
+          pool: {
+            namespace: before.metadata.namespace,
+            kind: before.poolRef.kind,
+            name: before.poolRef.name,
+          },
+          value: before.value,
+          allocationUid: before.metadata.uid,
+          until: at,
+          ended: 'QuarantineOver',
+        }
+      : undefined;
+  const starts =
+    after && before?.metadata.uid !== after.metadata.uid
+      ? {
+          value: after.value,
+          pool: { kind: after.poolRef.kind, name: after.poolRef.name },
+          namespace: after.metadata.namespace,
+          allocation: { name: after.metadata.name, uid: after.metadata.uid },
+          from: at,
+        }
+      : object
+        ? holdingOf(object, at)
+        : undefined;
+  return { ...(ends ? { end: ends } : {}), ...(starts ? { start: starts } : {}) };
+}
 
 /** The claim an object holds its value for, if any (a cleared uid: none). */
 function claimOf(object: AllocationRecord): Holding['claim'] {
@@ -87,31 +153,22 @@ export function holdingOf(object: AllocationRecord, from: string): Holding {
  * What a change of an allocation object's item does: an object made starts a holding; a claim binding
  * an unbound object ends its holding `Bound` and starts the claim's; a claim's uid cleared (Retain) ends
  * its holding `Released` and starts an unbound one; an object removed ends its holding, how (`ended`
- * absent) decided by who removed it (service/history/holdings.ts reads the claim and the pool).
+ * absent) decided by who removed it (service/history/holdings.ts reads the claim and the pool). A
+ * quarantine at the value's key starts and ends a holding of its own.
  */
 export function holdingTransition(change: HoldingChange): HoldingTransition {
+  const at = holdingTime(change.at);
+  const held = [quarantineOf(change.oldImage), quarantineOf(change.newImage)] as const;
+  if (held[0] || held[1]) return quarantineTransition(held[0], held[1], change, at);
   const before = allocationOf(change.oldImage);
   const after = allocationOf(change.newImage);
-  const at = holdingTime(change.at);
   if (!before && after) return { start: holdingOf(after, at) };
-  if (before && !after)
-    return { end: { allocationUid: before.metadata.uid, claimUid: claimOf(before)?.uid, until: at } };
+  if (before && !after) return { end: endOf(before, at) };
   if (!before || !after) return {};
   if (before.metadata.uid !== after.metadata.uid)
-    return {
-      end: { allocationUid: before.metadata.uid, claimUid: claimOf(before)?.uid, until: at },
-      start: holdingOf(after, at),
-    };
+    return { end: endOf(before, at), start: holdingOf(after, at) };
   const was = claimOf(before);
   const is = claimOf(after);
   if (was?.uid === is?.uid) return {};
-  return {
-    end: {
-      allocationUid: before.metadata.uid,
-      claimUid: was?.uid,
-      until: at,
-      ended: was ? 'Released' : 'Bound',
-    },
-    start: holdingOf(after, at),
-  };
+  return { end: endOf(before, at, was ? 'Released' : 'Bound'), start: holdingOf(after, at) };
 }

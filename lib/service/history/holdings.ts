@@ -12,7 +12,7 @@ import {
   type HoldingChange,
   type HoldingEnd,
 } from '../../domain/objects/holdings.ts';
-import type { AllocationRecord, ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
+import type { ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
 import { removalExpired } from '../../domain/events.ts';
 import { holdingStart, objectKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import type { Table } from '../../store/table.ts';
@@ -23,12 +23,6 @@ const LATEST = 5;
 export interface HoldingOptions {
   retentionDays?: number;
 }
-
-const poolIdOf = (object: AllocationRecord): PoolId => ({
-  namespace: object.metadata.namespace,
-  kind: object.spec.poolRef.kind as PoolId['kind'],
-  name: object.spec.poolRef.name,
-});
 
 /**
  * How a holding whose object went ended, from who removed it: a cascade (its pool is gone or going), a
@@ -96,8 +90,7 @@ export async function recordHoldings(
     await claimExpired(table, change);
     const { end, start } = holdingTransition(change);
     if (end) {
-      const object = change.oldImage as unknown as AllocationRecord;
-      const latest = await table.holdings.latestOfValue(poolIdOf(object), object.value, LATEST);
+      const latest = await table.holdings.latestOfValue(end.pool, end.value, LATEST);
       // The holding it ends started before it (a record delivered again late finds its own, ended), or
       // the repair sweep started it in the lost record's stead.
       const self = holdingStart(new Date(change.recordedAt).toISOString(), change.sequence);

@@ -12,13 +12,18 @@
  *     object is gone, or holds the value for another     would have (PoolDeleted, Deleted,
  *     claim                                              Released or Expired)
  *
+ * A quarantine's holding (a freed value held back) has no object: the value's key is read, and a
+ * quarantine there is its own.
+ *
  * A holding the sweep starts is keyed apart (sequence 0), and the history function, reading the lost
  * record late after all, leaves it be (service/history/holdings.ts `alreadyOpen`).
  */
 import { holdingOf } from '../../domain/objects/holdings.ts';
-import type { AllocationRecord } from '../../domain/objects/records.ts';
+import type { AllocationRecord, QuarantineRecord } from '../../domain/objects/records.ts';
+import { poolKindInfo, type AllocationKind } from '../../domain/kinds.ts';
+import { valueKind } from '../../domain/values/spaces.ts';
 import type { StoredHolding } from '../../store/holdings.ts';
-import { holdingStart } from '../../store/keys.ts';
+import { allocationKey, holdingStart } from '../../store/keys.ts';
 import { DEFAULT_HOLDING_RETENTION_DAYS } from '../../domain/objects/holdings.ts';
 import { releasedOrExpired, removalOf } from '../history/holdings.ts';
 import { fix, spend, type Sweep } from './state.ts';
@@ -27,6 +32,23 @@ import { olderThanGrace, type PoolWalk } from './walk.ts';
 const same = (stored: StoredHolding, object: AllocationRecord) =>
   stored.holding.allocation.uid === object.metadata.uid &&
   stored.holding.claim?.uid === (object.spec.claimRef?.uid || undefined);
+
+/** Whether the value is held back by the quarantine this holding is (no object walks by it). */
+async function quarantined(
+  sweep: Sweep,
+  allocationKind: AllocationKind,
+  stored: StoredHolding,
+): Promise<boolean> {
+  if (stored.holding.claim) return false;
+  const parsed = valueKind(allocationKind).parse(stored.holding.value);
+  if (!parsed.ok) return false;
+  const { namespace, pool } = stored.holding;
+  spend(sweep);
+  const item = await sweep.ctx.table.get<QuarantineRecord>(
+    allocationKey({ namespace, kind: pool.kind, name: pool.name }, allocationKind, parsed.value),
+  );
+  return item?.t === 'quarantine' && item.metadata.uid === stored.holding.allocation.uid;
+}
 
 export async function checkHoldings(sweep: Sweep, walk: PoolWalk): Promise<void> {
   if (!walk.objects) return; // only after a walk of all the pool's objects in this run
@@ -44,11 +66,13 @@ export async function checkHoldings(sweep: Sweep, walk: PoolWalk): Promise<void>
       return true;
     });
   }
+  const allocationKind = poolKindInfo(walk.id.kind)!.allocationKind;
   for (const [value, holdings] of open) {
     const object = walk.objects.get(value);
     for (const stored of holdings) {
       if (object && same(stored, object)) continue;
       if (Date.now() - Date.parse(stored.holding.from) < sweep.graceMs) continue;
+      if (!object && (await quarantined(sweep, allocationKind, stored))) continue;
       await fix(sweep, 'lostHolding', async () => {
         let ended = await removalOf(table, stored.holding);
         if (ended === 'Released') ended = await releasedOrExpired(table, stored.holding.claim?.uid);
