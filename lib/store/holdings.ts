@@ -31,13 +31,19 @@ export interface HoldingPage {
   next?: string;
 }
 
-const poolIdOf = (holding: Holding): PoolId => ({
+/** The pool a holding is of, as keys name it. */
+export const holdingPool = (holding: Holding): PoolId => ({
   namespace: holding.namespace,
   kind: holding.pool.kind,
   name: holding.pool.name,
 });
 const keysOf = (stored: StoredHolding) =>
-  holdingKeys(poolIdOf(stored.holding), stored.holding.value, stored.holding.claim, stored.start);
+  holdingKeys(holdingPool(stored.holding), stored.holding.value, stored.holding.claim, stored.start);
+/** A holding's three copies (by value first: it decides), without the open mark. */
+const copiesOf = (stored: StoredHolding): ItemKey[] => {
+  const { byValue, byPool, byClaim } = keysOf(stored);
+  return byClaim ? [byValue, byPool, byClaim] : [byValue, byPool];
+};
 
 export const encodeCursor = (key: Record<string, unknown>) =>
   Buffer.from(JSON.stringify(key)).toString('base64url');
@@ -58,41 +64,25 @@ export class Holdings {
    * nothing; the mark goes first, so a holding is never open without it).
    */
   async start(stored: StoredHolding): Promise<void> {
-    const keys = keysOf(stored);
     await this.io.doc.send(
       new PutCommand({
         TableName: this.io.tableName,
-        Item: { ...keys.open, t: 'holding-open', start: stored.start, holding: stored.holding },
+        Item: { ...keysOf(stored).open, t: 'holding-open', start: stored.start, holding: stored.holding },
       }),
     );
-    for (const key of [keys.byValue, keys.byPool, keys.byClaim])
-      if (key)
-        await this.io.conditional(
-          new PutCommand({
-            TableName: this.io.tableName,
-            Item: { ...key, t: 'holding', start: stored.start, holding: stored.holding },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        );
+    for (const key of copiesOf(stored))
+      await this.io.conditional(
+        new PutCommand({
+          TableName: this.io.tableName,
+          Item: { ...key, t: 'holding', start: stored.start, holding: stored.holding },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
   }
 
   /** The newest holdings of a value (consistently: the history function decides on them). */
-  async latestOfValue(pool: PoolId, value: string, limit: number): Promise<StoredHolding[]> {
-    const { byValue } = holdingKeys(pool, value, undefined, '');
-    const result = await this.io.doc.send(
-      new QueryCommand({
-        TableName: this.io.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': byValue.pk },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        Limit: limit,
-      }),
-    );
-    return (result.Items ?? []).map((item) => ({
-      holding: item.holding as Holding,
-      start: item.start as string,
-    }));
+  latestOfValue(pool: PoolId, value: string, limit: number): Promise<StoredHolding[]> {
+    return this.newest(holdingKeys(pool, value, undefined, '').byValue.pk, limit);
   }
 
   /**
@@ -100,28 +90,26 @@ export class Holdings {
    * two as the value's item says, so every copy ends alike. `expiresAt`: when the store may forget it.
    */
   async end(stored: StoredHolding, until: string, ended: HoldingEnd, expiresAt: number): Promise<void> {
-    const keys = keysOf(stored);
     const final = stored.holding.until
       ? { until: stored.holding.until, ended: stored.holding.ended ?? ended }
       : { until, ended };
-    for (const key of [keys.byValue, keys.byPool, keys.byClaim])
-      if (key)
-        await this.io.conditional(
-          new UpdateCommand({
-            TableName: this.io.tableName,
-            Key: key,
-            UpdateExpression: 'SET #h.#until = :until, #h.#ended = :ended, #ttl = :ttl',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#h.#until)',
-            ExpressionAttributeNames: {
-              '#h': 'holding',
-              '#until': 'until',
-              '#ended': 'ended',
-              '#ttl': TTL_ATTRIBUTE,
-            },
-            ExpressionAttributeValues: { ':until': final.until, ':ended': final.ended, ':ttl': expiresAt },
-          }),
-        );
-    await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: keys.open }));
+    for (const key of copiesOf(stored))
+      await this.io.conditional(
+        new UpdateCommand({
+          TableName: this.io.tableName,
+          Key: key,
+          UpdateExpression: 'SET #h.#until = :until, #h.#ended = :ended, #ttl = :ttl',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#h.#until)',
+          ExpressionAttributeNames: {
+            '#h': 'holding',
+            '#until': 'until',
+            '#ended': 'ended',
+            '#ttl': TTL_ATTRIBUTE,
+          },
+          ExpressionAttributeValues: { ':until': final.until, ':ended': final.ended, ':ttl': expiresAt },
+        }),
+      );
+    await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: keysOf(stored).open }));
   }
 
   /** The pool's open holdings (consistently), page after page. */
@@ -136,12 +124,17 @@ export class Holdings {
   }
 
   /** The newest holdings of every claim named `name` in `namespace` (consistently). */
-  async latestOfClaim(namespace: string, name: string, limit: number): Promise<StoredHolding[]> {
+  latestOfClaim(namespace: string, name: string, limit: number): Promise<StoredHolding[]> {
+    return this.newest(claimHoldingsPk(namespace, name), limit);
+  }
+
+  /** A partition's newest holdings, read consistently. */
+  private async newest(pk: string, limit: number): Promise<StoredHolding[]> {
     const result = await this.io.doc.send(
       new QueryCommand({
         TableName: this.io.tableName,
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': claimHoldingsPk(namespace, name) },
+        ExpressionAttributeValues: { ':pk': pk },
         ScanIndexForward: false,
         ConsistentRead: true,
         Limit: limit,
@@ -176,19 +169,17 @@ export class Holdings {
 
   /** A holding that ended `Released` by a claim whose lease had ended: `Expired`, on every copy. */
   async relabelExpired(stored: StoredHolding): Promise<void> {
-    const keys = keysOf(stored);
-    for (const key of [keys.byValue, keys.byPool, keys.byClaim])
-      if (key)
-        await this.io.conditional(
-          new UpdateCommand({
-            TableName: this.io.tableName,
-            Key: key,
-            UpdateExpression: 'SET #h.#ended = :expired',
-            ConditionExpression: '#h.#ended = :released',
-            ExpressionAttributeNames: { '#h': 'holding', '#ended': 'ended' },
-            ExpressionAttributeValues: { ':expired': 'Expired', ':released': 'Released' },
-          }),
-        );
+    for (const key of copiesOf(stored))
+      await this.io.conditional(
+        new UpdateCommand({
+          TableName: this.io.tableName,
+          Key: key,
+          UpdateExpression: 'SET #h.#ended = :expired',
+          ConditionExpression: '#h.#ended = :released',
+          ExpressionAttributeNames: { '#h': 'holding', '#ended': 'ended' },
+          ExpressionAttributeValues: { ':expired': 'Expired', ':released': 'Released' },
+        }),
+      );
   }
 
   /**

@@ -14,7 +14,8 @@ import {
 } from '../../domain/objects/holdings.ts';
 import type { ClaimRecord, PoolRecord } from '../../domain/objects/records.ts';
 import { removalExpired } from '../../domain/events.ts';
-import { holdingStart, objectKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
+import { holdingPool } from '../../store/holdings.ts';
+import { holdingStart, objectKey, poolKeyOf } from '../../store/keys.ts';
 import type { Table } from '../../store/table.ts';
 
 /** A value's newest holdings read to find the one a record ends (records of a value come in order). */
@@ -29,8 +30,7 @@ export interface HoldingOptions {
  * user who deleted it while its claim held it or while it held nothing, or the release of its claim.
  */
 export async function removalOf(table: Table, holding: Holding): Promise<HoldingEnd> {
-  const id: PoolId = { namespace: holding.namespace, kind: holding.pool.kind, name: holding.pool.name };
-  const pool = await table.get<PoolRecord>(poolKeyOf(id));
+  const pool = await table.get<PoolRecord>(poolKeyOf(holdingPool(holding)));
   if (pool?.t !== 'pool' || pool.deleting) return 'PoolDeleted';
   if (!holding.claim) return 'Deleted';
   const claim = await table.get<ClaimRecord>(
@@ -68,8 +68,7 @@ export const SWEPT = `#${'0'.repeat(40)}`;
 
 /** Whether the holding is open already: started by the repair sweep when this record was late. */
 async function alreadyOpen(table: Table, holding: Holding): Promise<boolean> {
-  const id: PoolId = { namespace: holding.namespace, kind: holding.pool.kind, name: holding.pool.name };
-  const [latest] = await table.holdings.latestOfValue(id, holding.value, 1);
+  const [latest] = await table.holdings.latestOfValue(holdingPool(holding), holding.value, 1);
   return (
     latest !== undefined &&
     !latest.holding.until &&

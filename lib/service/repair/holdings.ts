@@ -22,7 +22,7 @@ import { holdingOf } from '../../domain/objects/holdings.ts';
 import type { AllocationRecord, QuarantineRecord } from '../../domain/objects/records.ts';
 import { poolKindInfo, type AllocationKind } from '../../domain/kinds.ts';
 import { valueKind } from '../../domain/values/spaces.ts';
-import type { StoredHolding } from '../../store/holdings.ts';
+import { holdingPool, type StoredHolding } from '../../store/holdings.ts';
 import { allocationKey, holdingStart } from '../../store/keys.ts';
 import { DEFAULT_HOLDING_RETENTION_DAYS } from '../../domain/objects/holdings.ts';
 import { releasedOrExpired, removalOf } from '../history/holdings.ts';
@@ -42,10 +42,9 @@ async function quarantined(
   if (stored.holding.claim) return false;
   const parsed = valueKind(allocationKind).parse(stored.holding.value);
   if (!parsed.ok) return false;
-  const { namespace, pool } = stored.holding;
   spend(sweep);
   const item = await sweep.ctx.table.get<QuarantineRecord>(
-    allocationKey({ namespace, kind: pool.kind, name: pool.name }, allocationKind, parsed.value),
+    allocationKey(holdingPool(stored.holding), allocationKind, parsed.value),
   );
   return item?.t === 'quarantine' && item.metadata.uid === stored.holding.allocation.uid;
 }
