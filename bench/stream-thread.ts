@@ -7,14 +7,9 @@
 import { Worker } from 'node:worker_threads';
 import type { ItemChange } from '../lib/local/store/dynalite.ts';
 import type { RequestRecord } from './measure.ts';
+import type { BusyFigures } from './stream-busy.ts';
 
-export interface StreamFigures {
-  handled: number;
-  handledDuringLoad: number;
-  busyMs: number;
-  busyDuringLoadMs: number;
-  /** The batches' own durations, summed (lanes overlapping counted each). */
-  batchMsDuringLoad: number;
+export interface StreamFigures extends BusyFigures {
   batches: number;
   failed: number;
   requests: RequestRecord[];

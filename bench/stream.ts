@@ -27,7 +27,6 @@ import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { createStreamHandler } from '../functions/stream.ts';
 import { matchesFilter } from '../lib/cloud/stream-filter.ts';
 import { localClient } from '../lib/local/store/dynalite.ts';
@@ -36,6 +35,7 @@ import { Table } from '../lib/store/table.ts';
 import { claimBody, NAMESPACE, startInstance, type Instance } from './instance.ts';
 import { byOperation, injectLatency, Meter, round, totals, type RequestRecord } from './measure.ts';
 import { ShardFeed } from './stream-feed.ts';
+import { busyMeter } from './stream-busy.ts';
 import { startStreamThread, type StreamThread } from './stream-thread.ts';
 import { benchTable, startStoreThread } from './store.ts';
 
@@ -335,47 +335,11 @@ async function streamUnderLoad(ownThread: boolean): Promise<StreamThread> {
   if (ownThread)
     return startStreamThread({ endpoint: store.endpoint, tableName, latencyMs: LATENCY_MS, parallelization });
   const stream = streamFunction(LATENCY_MS);
-  const figures = { handled: 0, handledDuringLoad: 0, busyMs: 0, busyDuringLoadMs: 0, batchMsDuringLoad: 0 };
-  let loading = false;
-  let inFlight = 0;
-  let busySince = 0;
-  let loadStartedAt = 0;
-  const handler = async (event: DynamoDBStreamEvent) => {
-    if (inFlight++ === 0) busySince = performance.now();
-    const batchStart = performance.now();
-    try {
-      const response = await stream.handler(event);
-      const failed = new Set((response?.batchItemFailures ?? []).map((item) => item.itemIdentifier));
-      const first = event.Records.findIndex((record) => failed.has(record.dynamodb!.SequenceNumber!));
-      const done = first >= 0 ? first : event.Records.length;
-      figures.handled += done;
-      if (loading) {
-        figures.handledDuringLoad += done;
-        figures.batchMsDuringLoad += performance.now() - batchStart;
-      }
-      return response;
-    } finally {
-      if (--inFlight === 0) {
-        const now = performance.now();
-        figures.busyMs += now - busySince;
-        if (loading) figures.busyDuringLoadMs += now - Math.max(busySince, loadStartedAt);
-      }
-    }
-  };
+  const { handler, figures, load } = busyMeter(stream.handler);
   const local = new LocalStream({ handler, parallelizationFactor: parallelization });
   return {
     push: (change) => local.push(change),
-    load(phase) {
-      const now = performance.now();
-      if (phase === 'start') {
-        loading = true;
-        loadStartedAt = now;
-        figures.handledDuringLoad = figures.busyDuringLoadMs = figures.batchMsDuringLoad = 0;
-      } else {
-        loading = false;
-        if (inFlight > 0) figures.busyDuringLoadMs += now - Math.max(busySince, loadStartedAt);
-      }
-    },
+    load,
     drained: () => local.drained(),
     figures: async () => ({
       ...figures,
