@@ -35,6 +35,8 @@ export interface ClaimContext {
   contendedUntil?: Map<string, { until: number; spell: number }>;
   /** Per pool, over how many spans this instance's contended searches spread (see adjustSpread). */
   spreadSpans?: Map<string, number>;
+  /** How long a list waits for the history to hold what it shows (service/history/snapshot.ts). */
+  listWaitMs?: number;
 }
 
 /** How long a claim handler may take (its Lambda timeout, with margin). */

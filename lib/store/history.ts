@@ -11,7 +11,9 @@ import type { Resource } from '../domain/kinds.ts';
 import type { HistoryEvent } from '../domain/lists/watch.ts';
 import type { TableClient } from './client.ts';
 import type { Item } from './items.ts';
-import { HISTORY_HEAD_SK, historyBatchKey, historyPk, historySk } from './keys.ts';
+import type { IndexedState } from '../domain/lists/snapshot.ts';
+import type { ObjectState } from '../domain/lists/watch.ts';
+import { HISTORY_HEAD_SK, historyBatchKey, historyIndexPk, historyPk, historySk } from './keys.ts';
 
 export interface HistoryEntry {
   seq: number;
@@ -217,6 +219,73 @@ export class HistoryStore {
       }),
     );
     return (result.Attributes?.heads as BatchHeads | undefined) ?? {};
+  }
+
+  /**
+   * Records an object's last state in the collection's history, appended in entry `seq`; a state of an
+   * earlier entry (a batch delivered again) changes nothing. A gone object's item lasts until `expiresAt`
+   * (epoch s), so no delivery of an older batch brings it back.
+   */
+  async indexObject(
+    namespace: string,
+    resource: Resource,
+    name: string,
+    seq: number,
+    state: { fingerprint: string; gone: boolean; selectable: ObjectState },
+    expiresAt: number,
+  ): Promise<void> {
+    await this.io.conditional(
+      new UpdateCommand({
+        TableName: this.io.tableName,
+        Key: { pk: historyIndexPk(namespace, resource), sk: name },
+        UpdateExpression: `SET t = :t, seq = :seq, fp = :fp, gone = :gone, sel = :sel ${
+          state.gone ? ', expiresAt = :expires' : 'REMOVE expiresAt'
+        }`,
+        ConditionExpression: 'attribute_not_exists(seq) OR seq <= :seq',
+        ExpressionAttributeValues: {
+          ':t': 'historyIndex',
+          ':seq': seq,
+          ':fp': state.fingerprint,
+          ':gone': state.gone,
+          ':sel': JSON.stringify(state.selectable),
+          ...(state.gone ? { ':expires': expiresAt } : {}),
+        },
+      }),
+    );
+  }
+
+  /**
+   * Every object the collection's history holds a state of, by name; undefined when there are more than
+   * `limit` (a list then does without: service/history/snapshot.ts).
+   */
+  async indexed(
+    namespace: string,
+    resource: Resource,
+    limit: number,
+  ): Promise<Map<string, IndexedState> | undefined> {
+    const states = new Map<string, IndexedState>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const result = await this.io.doc.send(
+        new QueryCommand({
+          TableName: this.io.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': historyIndexPk(namespace, resource) },
+          ProjectionExpression: 'sk, fp, gone, sel',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of result.Items ?? [])
+        states.set(item.sk as string, {
+          fingerprint: item.fp as string,
+          gone: item.gone === true,
+          selectable: JSON.parse(item.sel as string) as ObjectState,
+        });
+      if (states.size > limit) return undefined;
+      start = result.LastEvaluatedKey;
+    } while (start);
+    return states;
   }
 
   /**

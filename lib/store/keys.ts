@@ -215,6 +215,14 @@ export function historySk(seq: number): string {
   return String(seq).padStart(15, '0');
 }
 
+/**
+ * A collection's objects as its history last had them, one item each by name (service/history/snapshot.ts):
+ * `WI#<ns>#<resource>` / the object's name.
+ */
+export function historyIndexPk(namespace: string, resource: Resource): string {
+  return `WI#${namespace}#${resource}`;
+}
+
 /** A batch of stream records the history function started on, by its first record: `WB#<eventID>` / `B`. */
 export function historyBatchKey(eventId: string): ItemKey {
   return { pk: `WB#${eventId}`, sk: 'B' };

@@ -16,7 +16,8 @@ import {
   type ApiObject,
 } from '../objects/objects.ts';
 import type { AllocationRecord, ClaimRecord, PoolRecord } from '../objects/records.ts';
-import { sameData } from '../objects/records.ts';
+import { createHash } from 'node:crypto';
+import { canonicalJson, sameData } from '../objects/records.ts';
 import { selects, type Selection } from './selection.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -35,6 +36,8 @@ export interface HistoryEvent extends ObjectState {
   /** The object before a MODIFIED, when labels or selectable fields changed (so a watch with a
    * selector knows whether it matched before). */
   before?: ObjectState;
+  /** A MODIFIED's object before it, as its fingerprint (lists/snapshot.ts finds where a list's objects stand). */
+  prev?: string;
 }
 
 /** A change to one namespace's collection of one resource. */
@@ -107,7 +110,7 @@ export function changesOf(
   });
   if (before && after && before.resource === after.resource && before.uid === after.uid) {
     if (sameData(before.state, after.state)) return [];
-    const event: HistoryEvent = { type: 'MODIFIED', ...after.state };
+    const event: HistoryEvent = { type: 'MODIFIED', ...after.state, prev: fingerprint(before.state.object) };
     if (!sameData(selectable(before.state), selectable(after.state))) event.before = before.state;
     return [change(after.state, after.resource, event)];
   }
@@ -117,7 +120,20 @@ export function changesOf(
   return changes;
 }
 
-const selectableRecord = (state: ObjectState) => ({
+/**
+ * An object's state, short: the same for the same object whatever order its maps' keys are in. An
+ * allocation object's status is left out, as the history keeps it (it is made from the pool when shown).
+ */
+export function fingerprint(object: ApiObject): string {
+  const { status, ...rest } = object;
+  const kept = poolInfoByAllocationKind(object.kind as string) ? rest : { ...rest, status };
+  return createHash('sha256')
+    .update(canonicalJson(kept) ?? '')
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+export const selectableRecord = (state: ObjectState) => ({
   metadata: state.object.metadata as { name: string; namespace: string; labels?: Record<string, string> },
   spec: state.object.spec as { poolRef?: { name?: string } } | undefined,
   phase: state.phase,

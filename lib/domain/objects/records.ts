@@ -227,7 +227,8 @@ export function sameData(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
-function canonicalJson(value: unknown): string | undefined {
+/** Stored data as JSON text with every map's keys in order: the same text for the same data. */
+export function canonicalJson(value: unknown): string | undefined {
   return JSON.stringify(value, (_key, part: unknown) =>
     part && typeof part === 'object' && !Array.isArray(part)
       ? Object.fromEntries(

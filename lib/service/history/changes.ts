@@ -38,15 +38,18 @@
  *    its head was read (the history's delay behind the table; for allocation objects, INDEX_SETTLE_MS)
  *    is both shown by the list and above R. The watch answers it again, with that object's other changes
  *    of that window, in order, ending with the state the list showed: never a change missed, but the
- *    changes of that window perhaps twice (docs/kubectl.md, "Watch").
+ *    changes of that window perhaps twice. So a list of one page does better: it stands at the position
+ *    where the history holds every state it shows, and shows the history's state there
+ *    (service/history/snapshot.ts); the head read before the page is what a longer list names.
  * 5. Kept for `HISTORY_RETENTION_MS`. Entries carry a TTL, and a reader treats an entry older than the
  *    retention as gone whether or not DynamoDB has deleted it yet (TTL deletes within days, not on time;
  *    the local server prunes them itself). A watch from a position whose next entry is gone answers 410
  *    Expired, and the client lists again. The head item outlives the entries, so numbering never starts
  *    over.
  */
-import type { Resource } from '../../domain/kinds.ts';
-import { changesOf, type HistoryEvent } from '../../domain/lists/watch.ts';
+import { isAllocationResource, type Resource } from '../../domain/kinds.ts';
+import { changesOf, visibleOf, type HistoryEvent } from '../../domain/lists/watch.ts';
+import { indexedState } from '../../domain/lists/snapshot.ts';
 import type { HistoryEntry } from '../../store/history.ts';
 import type { Table } from '../../store/table.ts';
 
@@ -155,8 +158,8 @@ export async function appendBatch(
     heads,
     Math.floor(now() / 1000) + BATCH_MARKER_SECONDS,
   );
-  // What earlier deliveries of this batch appended, in every collection they touched.
-  const done = new Map<string, Set<string>>();
+  // What earlier deliveries of this batch appended (record → entry), in every collection they touched.
+  const done = new Map<string, Map<string, number>>();
   for (const [key, from] of Object.entries(earlier ?? {}))
     done.set(key, await appendedBefore(table, collectionOf(key), batch, from));
   for (const [key, group] of groups) {
@@ -164,9 +167,13 @@ export async function appendBatch(
     const skipped = new Set([...skip].map(skipRecord));
     const already = done.get(key);
     const pending = group.records.filter((record) => !already?.has(record.id) && !skipped.has(record.id));
+    const entryOf = new Map(already);
     let seq = heads[key]!;
-    for (const chunk of chunksOf(pending))
+    for (const chunk of chunksOf(pending)) {
       seq = await appendEntry(table, group, batch, chunk, now(), seq + 1);
+      for (const record of chunk) entryOf.set(record.id, seq);
+    }
+    await indexGroup(table, group, entryOf, now());
     const stale = [...skip].filter(
       (element) => skipHour(element) < Math.floor(now() / 3_600_000) - SKIP_HOURS,
     );
@@ -176,8 +183,8 @@ export async function appendBatch(
   // Records an earlier delivery appended past the end of this one: the delivery after this starts
   // among them, under another first record, and must leave them out.
   const hour = Math.floor(now() / 3_600_000);
-  for (const [key, ids] of done) {
-    const beyond = [...ids].filter((id) => !inBatch.has(id)).map((id) => `${hour}:${id}`);
+  for (const [key, appended] of done) {
+    const beyond = [...appended.keys()].filter((id) => !inBatch.has(id)).map((id) => `${hour}:${id}`);
     const { namespace, resource } = collectionOf(key);
     await table.history.updateSkip(namespace, resource, beyond, []);
   }
@@ -189,14 +196,40 @@ async function appendedBefore(
   collection: { namespace: string; resource: Resource },
   batch: string,
   from: number,
-): Promise<Set<string>> {
-  const done = new Set<string>();
+): Promise<Map<string, number>> {
+  const done = new Map<string, number>();
   for (let seq = from; ;) {
     const entries = await table.history.after(collection.namespace, collection.resource, seq, 100);
-    for (const entry of entries) if (entry.batch === batch) for (const id of entry.records) done.add(id);
+    for (const entry of entries)
+      if (entry.batch === batch) for (const id of entry.records) done.set(id, entry.seq);
     if (entries.length < 100) return done;
     seq = entries[entries.length - 1]!.seq;
   }
+}
+
+/**
+ * Records each object's last state in this batch, with the entry that holds it, in the collection's index
+ * (service/history/snapshot.ts): after the entries, so an index a list reads holds no state whose entry it
+ * cannot read. A record an earlier, longer delivery appended past this one's end is left to that one.
+ */
+async function indexGroup(table: Table, group: Group, entryOf: Map<string, number>, now: number) {
+  const last = new Map<string, { seq: number; event: HistoryEvent }>();
+  for (const record of group.records) {
+    const seq = entryOf.get(record.id);
+    if (seq === undefined) continue;
+    for (const event of record.events)
+      last.set((event.object.metadata as { name: string }).name, { seq, event });
+  }
+  const expiresAt = Math.ceil(now / 1000) + BATCH_MARKER_SECONDS;
+  for (const [name, { seq, event }] of last)
+    await table.history.indexObject(
+      group.namespace,
+      group.resource,
+      name,
+      seq,
+      indexedState(event, event.type === 'DELETED'),
+      expiresAt,
+    );
 }
 
 /** Whole records' events per entry, within the entry's event count and size. */
@@ -272,8 +305,34 @@ export async function listVersion(
   now: number = Date.now(),
 ): Promise<number> {
   const head = await table.history.head(namespace, resource);
-  if (!fromIndex || head === 0) return afterEntry(head);
-  // The newest entry appended before the index settled; failing that, the one below the oldest kept.
+  return fromIndex ? settledVersion(table, namespace, resource, head, now) : afterEntry(head);
+}
+
+/**
+ * Where a list stands if it cannot find its objects in the history (`version`, as listVersion), and
+ * where it looks for them from (`settled`: service/history/snapshot.ts), both read before its pages.
+ */
+export async function listBases(
+  table: Table,
+  namespace: string,
+  resource: Resource,
+  fromIndex: boolean,
+  now: number = Date.now(),
+): Promise<{ version: number; settled: number }> {
+  const head = await table.history.head(namespace, resource);
+  const settled = await settledVersion(table, namespace, resource, head, now);
+  return { version: fromIndex ? settled : afterEntry(head), settled };
+}
+
+/** After the newest entry appended INDEX_SETTLE_MS ago; failing that, the one below the oldest kept. */
+async function settledVersion(
+  table: Table,
+  namespace: string,
+  resource: Resource,
+  head: number,
+  now: number,
+): Promise<number> {
+  if (head === 0) return afterEntry(head);
   let lowest = head + 1;
   for (let atMost = head; atMost > 0;) {
     const entries = await table.history.newestFirst(namespace, resource, atMost, 25);
@@ -302,7 +361,7 @@ export async function resetHistories(
   for (const namespace of namespaces)
     for (const resource of resources) {
       const group: Group = { namespace, resource, records: [] };
-      await appendEntry(
+      const seq = await appendEntry(
         table,
         group,
         `reset-${now}`,
@@ -311,5 +370,38 @@ export async function resetHistories(
         (await currentHead(table, namespace, resource)) + 1,
         true,
       );
+      await indexAfresh(table, namespace, resource, seq, now);
     }
+}
+
+/**
+ * The collection's index made again from the objects as they are (after a reset: the records the
+ * history lost may have changed them), at the reset's entry, so a list finds its objects there.
+ */
+async function indexAfresh(table: Table, namespace: string, resource: Resource, seq: number, now: number) {
+  const expiresAt = Math.ceil(now / 1000) + BATCH_MARKER_SECONDS;
+  const present = new Set<string>();
+  for (let after: string | undefined, first = true; first || after !== undefined; first = false) {
+    const page = isAllocationResource(resource)
+      ? await table.lists.allocations(namespace, resource, undefined, 500, after)
+      : await table.lists.objects<Record<string, unknown>>(namespace, resource, 500, after);
+    for (const item of page.items) {
+      const visible = visibleOf(item as unknown as Record<string, unknown>);
+      if (!visible) continue;
+      const name = (visible.state.object.metadata as { name: string }).name;
+      present.add(name);
+      await table.history.indexObject(
+        namespace,
+        resource,
+        name,
+        seq,
+        indexedState(visible.state, false),
+        expiresAt,
+      );
+    }
+    after = page.last;
+  }
+  for (const [name, state] of (await table.history.indexed(namespace, resource, Infinity)) ?? [])
+    if (!present.has(name) && !state.gone)
+      await table.history.indexObject(namespace, resource, name, seq, { ...state, gone: true }, expiresAt);
 }
