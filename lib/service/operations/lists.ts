@@ -27,7 +27,9 @@ import {
 import { decodeContinue, encodeContinue, objectKey, type ContinueToken } from '../../store/keys.ts';
 import { RepairStore } from '../../store/repairs.ts';
 import { nowMs, type ClaimContext } from '../context.ts';
-import { listVersion } from '../history/changes.ts';
+import { listBases, listVersion } from '../history/changes.ts';
+import { snapshotList } from '../history/snapshot.ts';
+import { withValidity, type ObjectState } from '../../domain/lists/watch.ts';
 import { allocationOutcome } from '../allocation/outcome.ts';
 import { findAllocation } from './allocations.ts';
 import { namespaceOf, poolOf, type OperationRequest, type Reply } from './common.ts';
@@ -140,7 +142,11 @@ async function readByName(
   return item?.t === 'pool' ? { record: item, object: poolObject(item) } : undefined;
 }
 
-/** A namespace's list: a page, the collection's resourceVersion, and the continue token. */
+/**
+ * A namespace's list: a page, the collection's resourceVersion, and the continue token. A list of one
+ * page stands at one position of the collection's history, which a watch goes on from exactly
+ * (service/history/snapshot.ts); a longer list names the head it read before its first page.
+ */
 export async function listCollection(
   resource: Resource,
   request: OperationRequest,
@@ -150,13 +156,69 @@ export async function listCollection(
   const plan = listPlan(request, resource);
   if (plan.token && plan.token.after === undefined)
     throw new BadRequestError('continue is not a token of this list');
-  // Read before the pages (service/history/changes.ts, 4.); the pages after the first carry the first's.
-  const version =
-    plan.token?.rv ?? (await listVersion(ctx.table, namespace, resource, isAllocationResource(resource)));
-  const page = await collectionPage(ctx, namespace, resource, plan, plan.limit, plan.token?.after);
-  const metadata: Record<string, string> = { resourceVersion: String(version) };
-  if (page.last !== undefined) metadata.continue = encodeContinue({ after: page.last, rv: version });
-  return { statusCode: 200, body: { items: page.items, metadata } };
+  const reply = (items: ApiObject[], version: number, last?: string): Reply => {
+    const metadata: Record<string, string> = { resourceVersion: String(version) };
+    if (last !== undefined) metadata.continue = encodeContinue({ after: last, rv: version });
+    return { statusCode: 200, body: { items, metadata } };
+  };
+  // The pages after the first carry the first's resourceVersion.
+  if (plan.token) {
+    const version =
+      plan.token.rv ?? (await listVersion(ctx.table, namespace, resource, isAllocationResource(resource)));
+    const page = await collectionPage(ctx, namespace, resource, plan, plan.limit, plan.token.after);
+    return reply(page.items, version, page.last);
+  }
+  const snapshot = await snapshotPage(ctx, namespace, resource, plan, plan.limit);
+  return reply(snapshot.items, snapshot.version, snapshot.last);
+}
+
+/**
+ * The first page and where it stands in the history: read before the page (service/history/changes.ts,
+ * 4.), then, for a page that is the whole list, where its objects stand (service/history/snapshot.ts).
+ */
+export async function snapshotPage(
+  ctx: ClaimContext,
+  namespace: string,
+  resource: Resource,
+  plan: ListPlan,
+  limit: number,
+): Promise<{ items: ApiObject[]; version: number; last?: string }> {
+  const bases = await listBases(ctx.table, namespace, resource, isAllocationResource(resource));
+  const page = await collectionPage(ctx, namespace, resource, plan, limit, undefined);
+  if (page.last === undefined) {
+    // `?pool=` selects as `spec.poolRef.name=` does: what the history's events of other pools are not.
+    const selection =
+      plan.pool === undefined
+        ? plan.selection
+        : {
+            ...plan.selection,
+            fields: [
+              ...plan.selection.fields,
+              { field: 'spec.poolRef.name', operator: '=' as const, value: plan.pool },
+            ],
+          };
+    const collection = { namespace, resource, selection };
+    const present = historyPresenter(ctx, namespace, resource);
+    const visible = async (name: string) => {
+      const found = await readByName(ctx, namespace, resource, name);
+      return found !== undefined && selects(selection, found.record);
+    };
+    const found = await snapshotList(ctx, collection, page.items, bases.settled, present, visible);
+    if (found && found.items.length <= limit) return found;
+  }
+  return { items: page.items, version: bases.version, last: page.last };
+}
+
+/** A list's object of a state the history holds: an allocation object with its pool's validity. */
+function historyPresenter(ctx: ClaimContext, namespace: string, resource: Resource) {
+  const info = poolInfoByAllocationResource(resource);
+  const pools = new Map<string, PoolRecord | undefined>();
+  return async (state: ObjectState): Promise<ApiObject> => {
+    if (!info) return state.object;
+    const poolName = (state.object.spec as { poolRef: { name: string } }).poolRef.name;
+    if (!pools.has(poolName)) pools.set(poolName, await poolOf(ctx, namespace, info, poolName));
+    return withValidity(state.object, pools.get(poolName));
+  };
 }
 
 /** How many namespaces one page across every namespace looks into, at most. */

@@ -12,7 +12,6 @@
 import { BadRequestError, ExpiredError, toAllotError } from '../../domain/errors.ts';
 import {
   API_VERSION,
-  isAllocationResource,
   kindOfResource,
   poolInfoByAllocationResource,
   type Resource,
@@ -26,14 +25,13 @@ import {
   currentHead,
   EVENTS_PER_ENTRY,
   HISTORY_RETENTION_MS,
-  listVersion,
   positionOf,
   versionOf,
 } from '../history/changes.ts';
 import { namespaceOf, poolOf, type OperationRequest, type WatchOptions } from './common.ts';
 
 export type { WatchOptions };
-import { collectionPage, listPlan, type ListPlan } from './lists.ts';
+import { collectionPage, listPlan, snapshotPage, type ListPlan } from './lists.ts';
 
 /** How often a streaming answer that asked for bookmarks gets one while its events are filtered out. */
 const BOOKMARK_EVERY_MS = 30_000;
@@ -216,12 +214,15 @@ async function currentObjects(
   answer: WatchAnswer,
   objectAt: ObjectAt,
 ): Promise<number> {
-  const position = await listVersion(ctx.table, namespace, resource, isAllocationResource(resource));
-  for (let after: string | undefined, first = true; first || after !== undefined; first = false) {
+  // The first page as a list answers it (where it stands in the history), the others after it.
+  const first = await snapshotPage(ctx, namespace, resource, plan, 500);
+  for (const object of first.items) answer.write('ADDED', await objectAt(object, first.version));
+  for (let after = first.last; after !== undefined;) {
     const page = await collectionPage(ctx, namespace, resource, plan, 500, after);
-    for (const object of page.items) answer.write('ADDED', await objectAt(object, position));
+    for (const object of page.items) answer.write('ADDED', await objectAt(object, first.version));
     after = page.last;
   }
+  const position = first.version;
   return position;
 }
 
