@@ -1,7 +1,7 @@
 /**
  * `allot history <value> --pool <kind>/<name> [--at T | --since S --until U]`, or `--pool` alone (the
- * pool's), or `--claim <name>` (every claim of that name's): who held the values, and when, newest first
- * (api.md, "The history of a value"; docs/history.md).
+ * pool's, `--within R` those of a range or CIDR), or `--claim <name>` (every claim of that name's): who
+ * held the values, and when (api.md, "The history of a value"; docs/history.md).
  */
 import type { ApiObject } from '../domain/objects/objects.ts';
 import { renderTable, type Column } from './format.ts';
@@ -17,6 +17,7 @@ export interface HistoryOptions {
   at?: string;
   since?: string;
   until?: string;
+  within?: string;
   output: string;
 }
 
@@ -48,15 +49,17 @@ export async function historyCommand(
   const [value, ...rest] = args;
   if (rest.length || (options.claim === undefined) === (options.pool === undefined))
     throw new CliError(
-      'usage: allot history [<value>] --pool <kind>/<name> [--at T | --since S --until U], or allot history --claim <name>',
+      'usage: allot history [<value>] --pool <kind>/<name> [--within R] [--at T | --since S --until U], or allot history --claim <name>',
       [],
       2,
     );
   const params = new URLSearchParams();
-  for (const key of ['at', 'since', 'until'] as const) if (options[key]) params.set(key, options[key]);
+  for (const key of ['at', 'since', 'until', 'within'] as const)
+    if (options[key]) params.set(key, options[key]);
   let path: string;
   if (options.claim !== undefined) {
-    if (value !== undefined) throw new CliError('history --claim takes no value', [], 2);
+    if (value !== undefined || options.within !== undefined)
+      throw new CliError('history --claim takes no value and no --within', [], 2);
     path = `/v1/namespaces/${encodeURIComponent(options.namespace)}/claims/${encodeURIComponent(options.claim)}/history`;
   } else {
     const pool = poolFlag(options.pool);

@@ -643,6 +643,16 @@ describe('allot history', () => {
     expect(table.out).toMatch(
       new RegExp(`${held.value}\\s+${namespace}/leaf1-asn\\s+\\S+\\s+\\S+\\s+Released`),
     );
+    const ranged = await allotCli(
+      `history --pool indexpool/asn-pool --within ${held.value}..${held.value} -o json`,
+      { namespace },
+    );
+    const inRange = JSON.parse(ranged.out).items as Record<string, any>[];
+    expect(inRange.some((h) => h.claim?.name === 'leaf1-asn')).toBe(true);
+    expect(inRange.every((h) => h.value === held.value)).toBe(true);
+    const reversed = await allotCli('history --pool indexpool/asn-pool --within 9..1', { namespace });
+    expect(reversed.code).toBe(1);
+    expect(reversed.err).toMatch(/within/);
     expect((await allotCli('history --claim leaf1-asn', { namespace })).out).toMatch(/Released/);
     expect((await allotCli('history --claim nobody', { namespace })).out).toBe('no holdings');
     const bad = await allotCli('history 1 --pool indexpool/asn-pool --at yesterday', { namespace });
