@@ -1,7 +1,9 @@
 /**
  * `allot history <value> --pool <kind>/<name> [--at T | --since S --until U]`, or `--pool` alone (the
  * pool's, `--within R` those of a range or CIDR), or `--claim <name>` (every claim of that name's): who
- * held the values, and when (api.md, "The history of a value"; docs/history.md).
+ * held the values, and when (api.md, "The history of a value"; docs/history.md). `--pool
+ * <namespace>/<kind>/<name>` of another namespace than `-n`'s reads a shared pool as `-n` sees it: its
+ * own claims' holdings (`?poolNamespace=`, the path in `-n`'s namespace, as a tenant may ask).
  */
 import type { ApiObject } from '../domain/objects/objects.ts';
 import { renderTable, type Column } from './format.ts';
@@ -65,7 +67,9 @@ export async function historyCommand(
     const pool = poolFlag(options.pool);
     const resource = poolKindInfo(pool.kind as never)!.resource;
     if (value !== undefined) params.set('value', value);
-    path = `/v1/namespaces/${encodeURIComponent(pool.namespace ?? options.namespace)}/${resource}/${encodeURIComponent(pool.name)}/history`;
+    if (pool.namespace !== undefined && pool.namespace !== options.namespace)
+      params.set('poolNamespace', pool.namespace);
+    path = `/v1/namespaces/${encodeURIComponent(options.namespace)}/${resource}/${encodeURIComponent(pool.name)}/history`;
   }
   const items: Holding[] = [];
   for (;;) {

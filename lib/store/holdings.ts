@@ -1,6 +1,7 @@
 /**
  * The holdings of values (domain/objects/holdings.ts), kept by the history function: each holding is
- * three items (keys.ts `holdingKeys`: by value, by pool, by claim), put once by a conditional put under a key the stream record names, and ended once
+ * three items (keys.ts `holdingKeys`: by value, by pool, by claim; two more, a tenant's, for a claim of
+ * another namespace), put once by a conditional put under a key the stream record names, and ended once
  * by a conditional update. The value's item is written first and decides; an end that died part way is
  * finished from it when the record comes again.
  */
@@ -51,8 +52,8 @@ const keysOf = (stored: StoredHolding) =>
   holdingKeys(holdingPool(stored.holding), stored.holding.value, stored.holding.claim, stored.start);
 /** A holding's copies (by value first: it decides), without the open mark. */
 const copiesOf = (stored: StoredHolding): ItemKey[] => {
-  const { byValue, byPool, byClaim } = keysOf(stored);
-  return byClaim ? [byValue, byPool, byClaim] : [byValue, byPool];
+  const { byValue, byPool, byClaim, tenant } = keysOf(stored);
+  return [byValue, byPool, ...(byClaim ? [byClaim] : []), ...(tenant ?? [])];
 };
 
 /** A run of sort keys of one partition, both ends included. */

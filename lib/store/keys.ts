@@ -240,7 +240,9 @@ export function leaseAttributes(key: ItemKey, endsAt: string) {
  * (`HV#<pool ns>#<kind>#<pool>` / `<sortable value>#<start, inverted>`: a value's holdings and a range's
  * are one Query, each value's newest first), by the pool sorted by time (`HP#<pool ns>#<kind>#<pool>` /
  * `<start>#<value>`) and by the claim's name (`HC#<claim ns>#<claim>` / `<start>#<pool id>#<value>`), and
- * while it lasts a fourth item among the pool's open holdings (`HO#…`). `<start>` is
+ * while it lasts a fourth item among the pool's open holdings (`HO#…`). A holding for a claim of another
+ * namespace than the pool's (a shared pool's tenant) has the pool's two again under that namespace
+ * (`HTV#…#<claim ns>`, `HTP#…#<claim ns>`), so a tenant reads its own with the same Queries. `<start>` is
  * when the holding started and the record that started it (`<from>#<sequence>`), so a partition reads
  * newest first, and a record delivered again names the holding it started.
  */
@@ -252,12 +254,21 @@ export function holdingKeys(
 ): HoldingKeys {
   const id = holdingPoolId(pool);
   const byValueSk = `${holdingValueSortKey(pool.kind, value)}#${invertedStart(start)}`;
+  const tenant = claim && claim.namespace !== pool.namespace ? claim.namespace : undefined;
   return {
     byValue: { pk: holdingValuePk(pool), sk: byValueSk },
     open: { pk: openHoldingsPk(pool), sk: `${value}#${start}` },
     byPool: { pk: holdingPoolPk(pool), sk: `${start}#${value}` },
     ...(claim
       ? { byClaim: { pk: `HC#${claim.namespace}#${claim.name}`, sk: `${start}#${id}#${value}` } }
+      : {}),
+    ...(tenant
+      ? {
+          tenant: [
+            { pk: holdingValuePk(pool, tenant), sk: byValueSk },
+            { pk: holdingPoolPk(pool, tenant), sk: `${start}#${value}` },
+          ],
+        }
       : {}),
   };
 }
@@ -266,16 +277,20 @@ export interface HoldingKeys {
   byValue: ItemKey;
   byPool: ItemKey;
   byClaim?: ItemKey;
+  /** A tenant's copies: by value, by time. */
+  tenant?: [ItemKey, ItemKey];
   open: ItemKey;
 }
 
 const holdingPoolId = (pool: PoolId) => `${pool.namespace}#${pool.kind}#${pool.name}`;
 
-/** The partition of a pool's holdings by value. */
-export const holdingValuePk = (pool: PoolId) => `HV#${holdingPoolId(pool)}`;
+/** The partition of a pool's holdings by value (`tenant`: of that namespace's claims only). */
+export const holdingValuePk = (pool: PoolId, tenant?: string) =>
+  tenant === undefined ? `HV#${holdingPoolId(pool)}` : `HTV#${holdingPoolId(pool)}#${tenant}`;
 
-/** The partition of a pool's holdings by time. */
-export const holdingPoolPk = (pool: PoolId) => `HP#${holdingPoolId(pool)}`;
+/** The partition of a pool's holdings by time (`tenant`: of that namespace's claims only). */
+export const holdingPoolPk = (pool: PoolId, tenant?: string) =>
+  tenant === undefined ? `HP#${holdingPoolId(pool)}` : `HTP#${holdingPoolId(pool)}#${tenant}`;
 
 /**
  * A start with every digit turned (d → 9 − d): starts are fixed width, so the turned ones sort newest

@@ -660,4 +660,34 @@ describe('allot history', () => {
     expect(bad.err).toMatch(/at must be an RFC 3339 time/);
     expect((await allotCli('history 1', { namespace })).code).toBe(2);
   });
+
+  it('reads a shared pool from a tenant’s namespace: the tenant’s own holdings only', async () => {
+    const pool = [
+      'apiVersion: pool.networking.metal.ironcore.dev/v1alpha1',
+      'kind: IndexPool',
+      'metadata: { name: shared-asns }',
+      'spec: { ranges: ["1..9"], sharedWith: [{ namespace: history-tenant }] }',
+    ].join('\n');
+    expect((await allotCli('apply -f -', { stdin: pool, namespace: 'history-owner' })).code).toBe(0);
+    await allotCli('claim own --pool indexpool/shared-asns', { namespace: 'history-owner' });
+    const mine = await allotCli('claim mine --pool history-owner/indexpool/shared-asns', {
+      namespace: 'history-tenant',
+    });
+    expect(mine.code, mine.err).toBe(0);
+    const all = await eventually(async () => {
+      const answer = await allotCli('history --pool indexpool/shared-asns -o json', {
+        namespace: 'history-owner',
+      });
+      const items = JSON.parse(answer.out).items as Record<string, any>[];
+      expect(items).toHaveLength(2);
+      return items;
+    });
+    expect(all.map((h) => h.claim.namespace).sort()).toEqual(['history-owner', 'history-tenant']);
+    const tenant = await allotCli('history --pool history-owner/indexpool/shared-asns -o json', {
+      namespace: 'history-tenant',
+    });
+    expect((JSON.parse(tenant.out).items as Record<string, any>[]).map((h) => h.claim.name)).toEqual([
+      'mine',
+    ]);
+  });
 });

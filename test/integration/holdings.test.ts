@@ -357,3 +357,67 @@ describe('the history of a range or CIDR (?within=)', () => {
       expect((await api.get(`ipprefixpools/nets/history?within=${within}`)).status, within).toBe(400);
   });
 });
+
+describe('a shared pool’s history, read by a tenant', () => {
+  it('answers a tenant its own namespace’s holdings only, with every filter, and a stranger nothing', async () => {
+    await api.put(
+      'indexpools/public',
+      indexPool('public', ['1..20'], { sharedWith: [{ namespace: 'acme' }, { namespace: 'globex' }] }),
+    );
+    const acme = client(() => allot.url, 'acme');
+    const globex = client(() => allot.url, 'globex');
+    const stranger = client(() => allot.url, 'stranger');
+    const shared = { kind: 'IndexPool', name: 'public', namespace: 'default' };
+    expect((await api.post('claims', claim('own', ref('public'), { value: '1' }))).status).toBe(201);
+    expect((await acme.post('claims', claim('a1', shared, { value: '2' }))).status).toBe(201);
+    expect((await globex.post('claims', claim('g1', shared, { value: '3' }))).status).toBe(201);
+    expect((await acme.post('claims', claim('a2', shared, { value: '4' }))).status).toBe(201);
+    await historyOf(api, 'indexpools/public/history', 4);
+    await acme.delete('claims/a1');
+    // The value acme released, held next by globex.
+    await eventually(async () =>
+      expect((await acme.get('claims/a1/history')).body.items[0].ended).toBe('Released'),
+    );
+    expect((await globex.post('claims', claim('g2', shared, { value: '2' }))).status).toBe(201);
+    await historyOf(api, 'indexpools/public/history', 5);
+
+    const tenant = 'indexpools/public/history?poolNamespace=default';
+    const mine = await historyOf(acme, tenant, 2);
+    expect(mine.map((h) => [h.claim.namespace, h.claim.name])).toEqual([
+      ['acme', 'a2'],
+      ['acme', 'a1'],
+    ]);
+    expect((await historyOf(globex, tenant, 2)).map((h) => h.claim.name)).toEqual(['g2', 'g1']);
+    // Every filter, still of its own only.
+    expect((await historyOf(acme, `${tenant}&value=2`, 1))[0]).toMatchObject({ claim: { name: 'a1' } });
+    expect((await historyOf(globex, `${tenant}&value=2`, 1))[0]).toMatchObject({ claim: { name: 'g2' } });
+    await historyOf(acme, `${tenant}&value=1`, 0);
+    expect(values(await historyOf(acme, `${tenant}&within=1..20`, 2))).toEqual(['2', '4']);
+    await historyOf(acme, `${tenant}&claim=g1`, 0);
+    await historyOf(acme, `${tenant}&claim=a2`, 1);
+    const now = new Date().toISOString();
+    expect((await historyOf(acme, `${tenant}&at=${now}`, 1))[0]!.claim.name).toBe('a2');
+    expect((await historyOf(acme, `${tenant}&value=2&at=${mine[1]!.from}`, 1))[0]!.claim.name).toBe('a1');
+    expect(
+      (await allPages(acme, `${tenant}&since=2001-01-01T00:00:00Z`, 1)).map((h) => h.claim.name),
+    ).toEqual(['a2', 'a1']);
+    // A token of the owner's answer is refused, not read.
+    const owners = await api.get('indexpools/public/history?limit=1');
+    expect((await acme.get(`${tenant}&continue=${owners.body.metadata.continue}`)).status).toBe(400);
+    // A namespace the pool is not shared with: what a pool that never existed answers.
+    const never = await stranger.get('indexpools/never/history?poolNamespace=default');
+    expect(never).toEqual({
+      status: 200,
+      body: { kind: 'HoldingList', apiVersion: 'v1', items: [], metadata: {} },
+    });
+    for (const query of ['', '&value=2', '&within=1..20', '&claim=own'])
+      expect(await stranger.get(`${tenant}${query}`), query).toEqual(never);
+    // The tenant's own path without poolNamespace names a pool of its own namespace: none.
+    expect(await acme.get('indexpools/public/history')).toEqual(never);
+    // The owner sees every namespace's.
+    expect(
+      new Set((await historyOf(api, 'indexpools/public/history', 5)).map((h) => h.claim.namespace)),
+    ).toEqual(new Set(['default', 'acme', 'globex']));
+    expect((await acme.get(`${tenant.replace('default', 'Not_A_Name')}`)).status).toBe(400);
+  });
+});

@@ -32,6 +32,13 @@ export function historyParameters(claims: boolean): unknown[] {
         'a range a..b (IndexPool) or a CIDR: every holding of a value inside it (IPPrefixPool: of a prefix overlapping it), by value, each value newest first; not with value',
     },
     { name: 'claim', in: 'query', schema: { type: 'string' }, description: 'a claim’s name' },
+    {
+      name: 'poolNamespace',
+      in: 'query',
+      schema: { type: 'string' },
+      description:
+        'the pool’s namespace, when it is another than the path’s (a pool shared with it): the holdings of the path namespace’s claims only',
+    },
     ...window,
   ];
 }

@@ -13,16 +13,23 @@
  *   the pool (with ?at, ?since,     the pool's partition by time, newest first, filtered: the longer the
  *     ?until, ?claim)               pool's past before the window, the more it reads
  *   a claim's name                  the name's partition, across pools
+ *
+ * `?poolNamespace=P` asks, from a tenant's namespace, for a pool of P shared with it: the same reads of
+ * the tenant's own partitions (store/keys.ts `HTV#`, `HTP#`), which hold its claims' holdings only, so
+ * nothing of P's or another tenant's is read. A namespace that never held a value of the pool reads
+ * nothing, as for a pool that does not exist.
  */
 import { BadRequestError } from '../../domain/errors.ts';
 import type { Holding } from '../../domain/objects/holdings.ts';
 import type { PoolKindInfo } from '../../domain/kinds.ts';
+import { nameProblem } from '../../domain/names.ts';
 import { familyOf } from '../../domain/values/values.ts';
 import { maskedPrefix, parsePrefix, prefixRange } from '../../domain/values/ip.ts';
 import { parseRange } from '../../domain/values/ranges.ts';
 import { valueKind } from '../../domain/values/spaces.ts';
 import { spaceOf } from '../../domain/objects/objects.ts';
 import type { PoolRecord } from '../../domain/objects/records.ts';
+import { shareFor } from '../../domain/objects/sharing.ts';
 import { decodeCursor, type KeyRange } from '../../store/holdings.ts';
 import {
   addressSortKey,
@@ -92,7 +99,7 @@ const list = (items: Holding[], next?: string): Reply => ({
   body: { kind: 'HoldingList', apiVersion: 'v1', items, metadata: next ? { continue: next } : {} },
 });
 
-/** Whether a cursor is of the partition read (one of another answers 400). */
+/** Whether a cursor is of the partition read (one of another answers 400, never another's holdings). */
 function checkCursor(window: Window, pk: string): void {
   if (window.after && window.after.pk !== pk)
     throw new BadRequestError('continue is not a token this API answered');
@@ -102,11 +109,13 @@ function checkCursor(window: Window, pk: string): void {
  * The runs of the pool's by-value keys that `within` covers, in key order: an index range's; the
  * addresses of a CIDR; for a prefix pool, the prefixes whose network lies in the CIDR (inside it, or
  * at its network and shorter) and, one run per length, the shorter ones at a network before it that
- * contain it. 400 if `within` is not of the pool's kind, or (the pool there) of its family.
+ * contain it. 400 if `within` is not of the pool's kind, or (the pool there, and shown to the asker)
+ * of its family.
  */
 async function withinRanges(
   info: PoolKindInfo,
   pool: PoolId,
+  tenant: string | undefined,
   text: string,
   ctx: ClaimContext,
 ): Promise<KeyRange[]> {
@@ -119,7 +128,7 @@ async function withinRanges(
   if (!cidr.ok) throw new BadRequestError(`within: ${cidr.problem}`);
   const { family, network, length } = cidr.value;
   const record = await ctx.table.get<PoolRecord>(poolKeyOf(pool));
-  if (record?.t === 'pool') {
+  if (record?.t === 'pool' && (tenant === undefined || shareFor(record, tenant))) {
     const space = spaceOf(record);
     const poolFamily = space.segments.length ? familyOf(space) : undefined;
     if (poolFamily !== undefined && poolFamily !== family)
@@ -144,12 +153,19 @@ export async function poolHistory(
   request: OperationRequest,
   ctx: ClaimContext,
 ): Promise<Reply> {
+  const asker = namespaceOf(request);
+  const { value: text, claim, within, poolNamespace } = request.query;
+  if (poolNamespace !== undefined) {
+    const problem = nameProblem(poolNamespace);
+    if (problem) throw new BadRequestError(`poolNamespace ${problem}`);
+  }
   const pool: PoolId = {
-    namespace: namespaceOf(request),
+    namespace: poolNamespace ?? asker,
     kind: info.kind,
     name: pathName(request, info.resource),
   };
-  const { value: text, claim, within } = request.query;
+  // A tenant's view of another namespace's pool: its own claims' holdings, from its own partitions.
+  const tenant = pool.namespace === asker ? undefined : asker;
   const window = windowOf(request.query);
   if (claim !== undefined && claim === '') throw new BadRequestError('claim must name a claim');
   if (text !== undefined && within !== undefined) throw new BadRequestError('value cannot go with within');
@@ -160,7 +176,7 @@ export async function poolHistory(
   if (text !== undefined) {
     const parsed = valueKind(info.allocationKind).parse(text);
     if (!parsed.ok) throw new BadRequestError(`value: ${parsed.problem}`);
-    const pk = holdingValuePk(pool);
+    const pk = holdingValuePk(pool, tenant);
     checkCursor(window, pk);
     const sortable = holdingValueSortKey(info.kind, parsed.value.value);
     // A value's holdings follow one another: below the first that ended before the window, none is in it.
@@ -180,8 +196,8 @@ export async function poolHistory(
     return list(page.items, window.at ? undefined : page.next);
   }
   if (within !== undefined) {
-    const ranges = await withinRanges(info, pool, within, ctx);
-    const pk = holdingValuePk(pool);
+    const ranges = await withinRanges(info, pool, tenant, within, ctx);
+    const pk = holdingValuePk(pool, tenant);
     checkCursor(window, pk);
     const page = await ctx.table.holdings.ranges(pk, ranges, {
       limit: window.limit,
@@ -190,7 +206,7 @@ export async function poolHistory(
     });
     return list(page.items, page.next);
   }
-  const pk = holdingPoolPk(pool);
+  const pk = holdingPoolPk(pool, tenant);
   checkCursor(window, pk);
   const page = await ctx.table.holdings.page(pk, {
     limit: window.limit,
