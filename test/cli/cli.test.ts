@@ -683,11 +683,14 @@ describe('allot history', () => {
       return items;
     });
     expect(all.map((h) => h.claim.namespace).sort()).toEqual(['history-owner', 'history-tenant']);
-    const tenant = await allotCli('history --pool history-owner/indexpool/shared-asns -o json', {
-      namespace: 'history-tenant',
+    // (The tenant's copies are written after the owner's.)
+    await eventually(async () => {
+      const tenant = await allotCli('history --pool history-owner/indexpool/shared-asns -o json', {
+        namespace: 'history-tenant',
+      });
+      expect((JSON.parse(tenant.out).items as Record<string, any>[]).map((h) => h.claim.name)).toEqual([
+        'mine',
+      ]);
     });
-    expect((JSON.parse(tenant.out).items as Record<string, any>[]).map((h) => h.claim.name)).toEqual([
-      'mine',
-    ]);
   });
 });
