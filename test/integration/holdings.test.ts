@@ -285,6 +285,11 @@ describe('the history of a range or CIDR (?within=)', () => {
       ['13', 'tag-13'],
       ['20', 'tag-20'],
     ]);
+    // The Kubernetes path family serves the same operation.
+    const kube = await api.get(
+      '/apis/pool.networking.metal.ironcore.dev/v1alpha1/namespaces/default/indexpools/tags/history?within=5..20',
+    );
+    expect(kube.body.items).toEqual(inside);
     // Page by page, across values and inside one: the same holdings in the same order.
     for (const limit of [1, 2, 3])
       expect(await allPages(api, 'indexpools/tags/history?within=1..40', limit), String(limit)).toEqual(
