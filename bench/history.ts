@@ -5,10 +5,11 @@
  * - A holding's cost: one client claims 200 values one after another and releases them; the history
  *   function reads those records on the local stream (its own filter), and its requests per claim's life
  *   are split into the holdings' (items `H…`) and the watches' (`W…`), by the key each request names.
- * - A query's cost as the pool's past grows: `?value=` and `?value=&at=` of one value, with no other
- *   holding in the pool, then with OTHER_HOLDINGS past holdings of other values (written as the history
- *   function writes them): the requests and capacity units stay the same (a value's holdings are a
- *   partition of their own), where a scan would grow with the pool.
+ * - A query's cost as the pool's past grows: `?value=` and `?value=&at=` of one value, and `?within=` (and
+ *   with `&at=`) of a range around it, with no other holding in the pool, then with OTHER_HOLDINGS past
+ *   holdings of other values (written as the history function writes them): the requests and capacity
+ *   units stay the same (the pool's holdings sort by value: a value's or a range's are one run of keys),
+ *   where a scan would grow with the pool.
  *
  * Writes bench/history-results.json; docs/benchmark.md shows it (bench/history-report.ts).
  */
@@ -153,6 +154,8 @@ async function queryCost(others: number) {
     otherHoldings: others,
     value: await measure('value=7'),
     at: await measure(`value=7&at=${new Date(day + (5 * 24 + 0.5) * 3_600_000).toISOString()}`),
+    within: await measure('within=5..9'),
+    withinAt: await measure(`within=5..9&at=${new Date(day + (5 * 24 + 0.5) * 3_600_000).toISOString()}`),
   };
 }
 

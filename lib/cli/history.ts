@@ -1,7 +1,9 @@
 /**
  * `allot history <value> --pool <kind>/<name> [--at T | --since S --until U]`, or `--pool` alone (the
- * pool's), or `--claim <name>` (every claim of that name's): who held the values, and when, newest first
- * (api.md, "The history of a value"; docs/history.md).
+ * pool's, `--within R` those of a range or CIDR), or `--claim <name>` (every claim of that name's): who
+ * held the values, and when (api.md, "The history of a value"; docs/history.md). `--pool
+ * <namespace>/<kind>/<name>` of another namespace than `-n`'s reads a shared pool as `-n` sees it: its
+ * own claims' holdings (`?poolNamespace=`, the path in `-n`'s namespace, as a tenant may ask).
  */
 import type { ApiObject } from '../domain/objects/objects.ts';
 import { renderTable, type Column } from './format.ts';
@@ -17,6 +19,7 @@ export interface HistoryOptions {
   at?: string;
   since?: string;
   until?: string;
+  within?: string;
   output: string;
 }
 
@@ -48,21 +51,25 @@ export async function historyCommand(
   const [value, ...rest] = args;
   if (rest.length || (options.claim === undefined) === (options.pool === undefined))
     throw new CliError(
-      'usage: allot history [<value>] --pool <kind>/<name> [--at T | --since S --until U], or allot history --claim <name>',
+      'usage: allot history [<value>] --pool <kind>/<name> [--within R] [--at T | --since S --until U], or allot history --claim <name>',
       [],
       2,
     );
   const params = new URLSearchParams();
-  for (const key of ['at', 'since', 'until'] as const) if (options[key]) params.set(key, options[key]);
+  for (const key of ['at', 'since', 'until', 'within'] as const)
+    if (options[key]) params.set(key, options[key]);
   let path: string;
   if (options.claim !== undefined) {
-    if (value !== undefined) throw new CliError('history --claim takes no value', [], 2);
+    if (value !== undefined || options.within !== undefined)
+      throw new CliError('history --claim takes no value and no --within', [], 2);
     path = `/v1/namespaces/${encodeURIComponent(options.namespace)}/claims/${encodeURIComponent(options.claim)}/history`;
   } else {
     const pool = poolFlag(options.pool);
     const resource = poolKindInfo(pool.kind as never)!.resource;
     if (value !== undefined) params.set('value', value);
-    path = `/v1/namespaces/${encodeURIComponent(pool.namespace ?? options.namespace)}/${resource}/${encodeURIComponent(pool.name)}/history`;
+    if (pool.namespace !== undefined && pool.namespace !== options.namespace)
+      params.set('poolNamespace', pool.namespace);
+    path = `/v1/namespaces/${encodeURIComponent(options.namespace)}/${resource}/${encodeURIComponent(pool.name)}/history`;
   }
   const items: Holding[] = [];
   for (;;) {

@@ -62,7 +62,7 @@ Usage:
   allot kubeconfig [--port 8001]              print a kubeconfig: the local server, and allot proxy
   allot repair [--dry-run]                    sweep the namespace: what lost stream records left behind
   allot version [--client]                    the CLI's version, and the server's (not with --client)
-  allot history [<value>] --pool <kind>/<pool> [--at T | --since S --until U]
+  allot history [<value>] --pool <kind>/<pool> [--within R] [--at T | --since S --until U]
   allot history --claim <name>                who held the values, and when (newest first)
 
 Resources: pools (all three kinds), indexpools, ipaddresspools, ipprefixpools, claims,

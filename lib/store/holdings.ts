@@ -1,8 +1,9 @@
 /**
  * The holdings of values (domain/objects/holdings.ts), kept by the history function: each holding is
- * three items (keys.ts `holdingKeys`: by value, by pool, by claim), put once by a conditional put under a
- * key the stream record names, and ended once by a conditional update. The value's item is written
- * first and decides; an end that died part way is finished from it when the record comes again.
+ * three items (keys.ts `holdingKeys`: by value, by pool, by claim; two more, a tenant's, for a claim of
+ * another namespace), put once by a conditional put under a key the stream record names, and ended once
+ * by a conditional update. The value's item is written first and decides; an end that died part way is
+ * finished from it when the record comes again.
  */
 import {
   DeleteCommand,
@@ -16,7 +17,17 @@ import type { Holding, HoldingEnd } from '../domain/objects/holdings.ts';
 import type { TableClient } from './client.ts';
 import type { Item } from './items.ts';
 import type { ItemKey } from '../domain/objects/records.ts';
-import { claimHoldingsPk, holdingKeys, openHoldingsPk, type PoolId } from './keys.ts';
+import {
+  claimHoldingsPk,
+  holdingKeys,
+  holdingLengthKey,
+  holdingLengthOf,
+  holdingLengthsPk,
+  holdingValuePk,
+  holdingValueSortKey,
+  openHoldingsPk,
+  type PoolId,
+} from './keys.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
 
 /** A holding as stored: the holding, and its start in its keys. */
@@ -39,11 +50,17 @@ export const holdingPool = (holding: Holding): PoolId => ({
 });
 const keysOf = (stored: StoredHolding) =>
   holdingKeys(holdingPool(stored.holding), stored.holding.value, stored.holding.claim, stored.start);
-/** A holding's three copies (by value first: it decides), without the open mark. */
+/** A holding's copies (by value first: it decides), without the open mark. */
 const copiesOf = (stored: StoredHolding): ItemKey[] => {
-  const { byValue, byPool, byClaim } = keysOf(stored);
-  return byClaim ? [byValue, byPool, byClaim] : [byValue, byPool];
+  const { byValue, byPool, byClaim, tenant } = keysOf(stored);
+  return [byValue, byPool, ...(byClaim ? [byClaim] : []), ...(tenant ?? [])];
 };
+
+/** A run of sort keys of one partition, both ends included. */
+export interface KeyRange {
+  lo: string;
+  hi: string;
+}
 
 export const encodeCursor = (key: Record<string, unknown>) =>
   Buffer.from(JSON.stringify(key)).toString('base64url');
@@ -60,10 +77,16 @@ export class Holdings {
   constructor(private readonly io: TableClient) {}
 
   /**
-   * Puts a holding's three items and its open mark (each once: a put that finds its item there changes
-   * nothing; the mark goes first, so a holding is never open without it).
+   * Puts a holding's items and its open mark (each once: a put that finds its item there changes
+   * nothing; the mark goes first, so a holding is never open without it). In a prefix pool its length's
+   * mark goes before them all, so `?within=` never misses a holding for not knowing its length.
    */
   async start(stored: StoredHolding): Promise<void> {
+    const length = holdingLengthKey(holdingPool(stored.holding), stored.holding.value);
+    if (length)
+      await this.io.doc.send(
+        new PutCommand({ TableName: this.io.tableName, Item: { ...length, t: 'holding-length' } }),
+      );
     await this.io.doc.send(
       new PutCommand({
         TableName: this.io.tableName,
@@ -81,8 +104,39 @@ export class Holdings {
   }
 
   /** The newest holdings of a value (consistently: the history function decides on them). */
-  latestOfValue(pool: PoolId, value: string, limit: number): Promise<StoredHolding[]> {
-    return this.newest(holdingKeys(pool, value, undefined, '').byValue.pk, limit);
+  async latestOfValue(pool: PoolId, value: string, limit: number): Promise<StoredHolding[]> {
+    const sortable = holdingValueSortKey(pool.kind, value);
+    const result = await this.io.doc.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+        ExpressionAttributeValues: {
+          ':pk': holdingValuePk(pool),
+          ':lo': `${sortable}#`,
+          ':hi': `${sortable}#~`,
+        },
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => ({
+      holding: item.holding as Holding,
+      start: item.start as string,
+    }));
+  }
+
+  /** The prefix lengths a prefix pool's holdings were ever of (a handful). */
+  async prefixLengths(pool: PoolId): Promise<{ family: 4 | 6; length: number }[]> {
+    const lengths: { family: 4 | 6; length: number }[] = [];
+    for await (const item of this.io.pages({
+      TableName: this.io.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': holdingLengthsPk(pool) },
+    })) {
+      const length = holdingLengthOf(item.sk as string);
+      if (length) lengths.push(length);
+    }
+    return lengths;
   }
 
   /**
@@ -222,6 +276,50 @@ export class Holdings {
         }
       }
     } while (start);
+    return { items };
+  }
+
+  /**
+   * A page of runs of one partition's keys, upward, run after run (`ranges` in key order, apart): a
+   * value's or a range's holdings. From `after` (a cursor: a key of one of the runs, or before them);
+   * `keep` filters, and `stop` ends the reading.
+   */
+  async ranges(
+    pk: string,
+    ranges: readonly KeyRange[],
+    options: {
+      limit: number;
+      after?: ItemKey;
+      keep?: (holding: Holding) => boolean;
+      stop?: (holding: Holding) => boolean;
+    },
+  ): Promise<HoldingPage> {
+    const items: Holding[] = [];
+    const after = options.after?.pk === pk ? options.after.sk : undefined;
+    for (const range of ranges) {
+      if (after !== undefined && after >= range.hi) continue;
+      let start: Item | undefined = after !== undefined && after >= range.lo ? { pk, sk: after } : undefined;
+      do {
+        const result = await this.io.doc.send(
+          new QueryCommand({
+            TableName: this.io.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+            ExpressionAttributeValues: { ':pk': pk, ':lo': range.lo, ':hi': range.hi },
+            Limit: options.limit,
+            ExclusiveStartKey: start,
+          }),
+        );
+        start = result.LastEvaluatedKey;
+        for (const item of result.Items ?? []) {
+          const holding = item.holding as Holding;
+          if (options.stop?.(holding)) return { items };
+          if (options.keep && !options.keep(holding)) continue;
+          items.push(holding);
+          if (items.length === options.limit)
+            return { items, next: encodeCursor({ pk: item.pk as string, sk: item.sk as string }) };
+        }
+      } while (start);
+    }
     return { items };
   }
 }

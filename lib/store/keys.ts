@@ -20,7 +20,7 @@
  */
 import { poolKindInfo, type AllocationKind, type PoolKind, type Resource } from '../domain/kinds.ts';
 import type { ItemKey } from '../domain/objects/records.ts';
-import { slotWidth } from '../domain/values/spaces.ts';
+import { slotWidth, valueKind } from '../domain/values/spaces.ts';
 import type { ParsedValue } from '../domain/values/values.ts';
 import { leaseEpochSeconds } from '../domain/objects/leases.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
@@ -244,27 +244,112 @@ export function leaseAttributes(key: ItemKey, endsAt: string) {
 }
 
 /**
- * A value's holdings (store/holdings.ts), three ways: by the value (`HV#<pool ns>#<kind>#<pool>#<value>`),
- * by the pool (`HP#<pool ns>#<kind>#<pool>`) and by the claim's name (`HC#<claim ns>#<claim>`), and while
- * it lasts a fourth item among the pool's open holdings (`HO#…`); each
- * sorted by when the holding started and the stream record that started it (`<from>#<sequence>`), so a
- * partition reads newest first, and a record delivered again names the holding it started.
+ * A value's holdings (store/holdings.ts), three ways: by the pool sorted by value
+ * (`HV#<pool ns>#<kind>#<pool>` / `<sortable value>#<start, inverted>`: a value's holdings and a range's
+ * are one Query, each value's newest first), by the pool sorted by time (`HP#<pool ns>#<kind>#<pool>` /
+ * `<start>#<value>`) and by the claim's name (`HC#<claim ns>#<claim>` / `<start>#<pool id>#<value>`), and
+ * while it lasts a fourth item among the pool's open holdings (`HO#…`). A holding for a claim of another
+ * namespace than the pool's (a shared pool's tenant) has the pool's two again under that namespace
+ * (`HTV#…#<claim ns>`, `HTP#…#<claim ns>`), so a tenant reads its own with the same Queries. `<start>` is
+ * when the holding started and the record that started it (`<from>#<sequence>`), so a partition reads
+ * newest first, and a record delivered again names the holding it started.
  */
 export function holdingKeys(
   pool: PoolId,
   value: string,
   claim: { namespace: string; name: string } | undefined,
   start: string,
-): { byValue: ItemKey; byPool: ItemKey; byClaim?: ItemKey; open: ItemKey } {
-  const id = `${pool.namespace}#${pool.kind}#${pool.name}`;
+): HoldingKeys {
+  const id = holdingPoolId(pool);
+  const byValueSk = `${holdingValueSortKey(pool.kind, value)}#${invertedStart(start)}`;
+  const tenant = claim && claim.namespace !== pool.namespace ? claim.namespace : undefined;
   return {
-    byValue: { pk: `HV#${id}#${value}`, sk: start },
+    byValue: { pk: holdingValuePk(pool), sk: byValueSk },
     open: { pk: openHoldingsPk(pool), sk: `${value}#${start}` },
-    byPool: { pk: `HP#${id}`, sk: `${start}#${value}` },
+    byPool: { pk: holdingPoolPk(pool), sk: `${start}#${value}` },
     ...(claim
       ? { byClaim: { pk: `HC#${claim.namespace}#${claim.name}`, sk: `${start}#${id}#${value}` } }
       : {}),
+    ...(tenant
+      ? {
+          tenant: [
+            { pk: holdingValuePk(pool, tenant), sk: byValueSk },
+            { pk: holdingPoolPk(pool, tenant), sk: `${start}#${value}` },
+          ],
+        }
+      : {}),
   };
+}
+
+export interface HoldingKeys {
+  byValue: ItemKey;
+  byPool: ItemKey;
+  byClaim?: ItemKey;
+  /** A tenant's copies: by value, by time. */
+  tenant?: [ItemKey, ItemKey];
+  open: ItemKey;
+}
+
+const holdingPoolId = (pool: PoolId) => `${pool.namespace}#${pool.kind}#${pool.name}`;
+
+/** The partition of a pool's holdings by value (`tenant`: of that namespace's claims only). */
+export const holdingValuePk = (pool: PoolId, tenant?: string) =>
+  tenant === undefined ? `HV#${holdingPoolId(pool)}` : `HTV#${holdingPoolId(pool)}#${tenant}`;
+
+/** The partition of a pool's holdings by time (`tenant`: of that namespace's claims only). */
+export const holdingPoolPk = (pool: PoolId, tenant?: string) =>
+  tenant === undefined ? `HP#${holdingPoolId(pool)}` : `HTP#${holdingPoolId(pool)}#${tenant}`;
+
+/**
+ * A start with every digit turned (d → 9 − d): starts are fixed width, so the turned ones sort newest
+ * first, and a value's holdings read newest first in a Query that reads values upward.
+ */
+export const invertedStart = (start: string) => start.replace(/[0-9]/g, (d) => String(9 - Number(d)));
+
+/** An index as it sorts among holdings: 16 hex digits (as its allocation object's key). */
+export const indexSortKey = (slot: bigint) => slot.toString(16).padStart(slotWidth('Index', undefined), '0');
+
+/** An address as it sorts: its family, then its number in fixed-width hex (`v4.0a000007`). */
+export const addressSortKey = (family: 4 | 6, bits: bigint) =>
+  `v${family}.${bits.toString(16).padStart(slotWidth('IPAddress', family), '0')}`;
+
+/**
+ * A prefix as it sorts: its network as an address, then its length (3 digits), so the prefixes whose
+ * network lies inside a CIDR are one run of keys, and those at one network go shortest first.
+ */
+export const prefixSortKey = (family: 4 | 6, network: bigint, length: number) =>
+  `${addressSortKey(family, network)}/${String(length).padStart(3, '0')}`;
+
+/** A holding's value as it sorts in its pool's `HV#` partition (text order is value order). */
+export function holdingValueSortKey(kind: PoolKind, value: string): string {
+  const allocationKind = poolKindInfo(kind)!.allocationKind;
+  const read = valueKind(allocationKind).parse(value);
+  // A stored value is canonical and reads; were one not to, it sorts after every value, still kept.
+  if (!read.ok) return `~${value}`;
+  const { slot, family, length } = read.value;
+  if (allocationKind === 'Index' || family === undefined) return indexSortKey(slot);
+  if (allocationKind === 'IPAddress' || length === undefined) return addressSortKey(family, slot);
+  return prefixSortKey(family, slot << BigInt((family === 4 ? 32 : 128) - length), length);
+}
+
+/**
+ * The prefix lengths a prefix pool's holdings were ever of (`HL#<pool id>` / `<family>/<length>`, put
+ * when a holding starts): the lengths `?within=` reads the prefixes containing a CIDR at, one read each.
+ */
+export const holdingLengthsPk = (pool: PoolId) => `HL#${holdingPoolId(pool)}`;
+
+/** Where a holding of a prefix pool marks its value's length (none for other pools). */
+export function holdingLengthKey(pool: PoolId, value: string): ItemKey | undefined {
+  if (pool.kind !== 'IPPrefixPool') return undefined;
+  const read = valueKind('IPPrefix').parse(value);
+  if (!read.ok || read.value.family === undefined || read.value.length === undefined) return undefined;
+  return { pk: holdingLengthsPk(pool), sk: `${read.value.family}/${read.value.length}` };
+}
+
+/** A length mark's family and length. */
+export function holdingLengthOf(sk: string): { family: 4 | 6; length: number } | undefined {
+  const match = /^([46])\/([0-9]{1,3})$/.exec(sk);
+  return match ? { family: Number(match[1]) as 4 | 6, length: Number(match[2]) } : undefined;
 }
 
 /** The pool's holdings that last (`HO#…`), one item each while it lasts: what the repair sweep compares. */

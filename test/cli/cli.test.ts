@@ -643,11 +643,54 @@ describe('allot history', () => {
     expect(table.out).toMatch(
       new RegExp(`${held.value}\\s+${namespace}/leaf1-asn\\s+\\S+\\s+\\S+\\s+Released`),
     );
+    const ranged = await allotCli(
+      `history --pool indexpool/asn-pool --within ${held.value}..${held.value} -o json`,
+      { namespace },
+    );
+    const inRange = JSON.parse(ranged.out).items as Record<string, any>[];
+    expect(inRange.some((h) => h.claim?.name === 'leaf1-asn')).toBe(true);
+    expect(inRange.every((h) => h.value === held.value)).toBe(true);
+    const reversed = await allotCli('history --pool indexpool/asn-pool --within 9..1', { namespace });
+    expect(reversed.code).toBe(1);
+    expect(reversed.err).toMatch(/within/);
     expect((await allotCli('history --claim leaf1-asn', { namespace })).out).toMatch(/Released/);
     expect((await allotCli('history --claim nobody', { namespace })).out).toBe('no holdings');
     const bad = await allotCli('history 1 --pool indexpool/asn-pool --at yesterday', { namespace });
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/at must be an RFC 3339 time/);
     expect((await allotCli('history 1', { namespace })).code).toBe(2);
+  });
+
+  it('reads a shared pool from a tenant’s namespace: the tenant’s own holdings only', async () => {
+    const pool = [
+      'apiVersion: pool.networking.metal.ironcore.dev/v1alpha1',
+      'kind: IndexPool',
+      'metadata: { name: shared-asns }',
+      'spec: { ranges: ["1..9"], sharedWith: [{ namespace: history-tenant }] }',
+    ].join('\n');
+    expect((await allotCli('apply -f -', { stdin: pool, namespace: 'history-owner' })).code).toBe(0);
+    await allotCli('claim own --pool indexpool/shared-asns', { namespace: 'history-owner' });
+    const mine = await allotCli('claim mine --pool history-owner/indexpool/shared-asns', {
+      namespace: 'history-tenant',
+    });
+    expect(mine.code, mine.err).toBe(0);
+    const all = await eventually(async () => {
+      const answer = await allotCli('history --pool indexpool/shared-asns -o json', {
+        namespace: 'history-owner',
+      });
+      const items = JSON.parse(answer.out).items as Record<string, any>[];
+      expect(items).toHaveLength(2);
+      return items;
+    });
+    expect(all.map((h) => h.claim.namespace).sort()).toEqual(['history-owner', 'history-tenant']);
+    // (The tenant's copies are written after the owner's.)
+    await eventually(async () => {
+      const tenant = await allotCli('history --pool history-owner/indexpool/shared-asns -o json', {
+        namespace: 'history-tenant',
+      });
+      expect((JSON.parse(tenant.out).items as Record<string, any>[]).map((h) => h.claim.name)).toEqual([
+        'mine',
+      ]);
+    });
   });
 });

@@ -191,3 +191,238 @@ describe('the history of a value', () => {
     );
   });
 });
+
+type Client = ReturnType<typeof client>;
+type Held = Record<string, any>;
+
+/** A history's answer, once the history function has written `count` holdings of it. */
+async function historyOf(from: Client, path: string, count: number): Promise<Held[]> {
+  return eventually(async () => {
+    const answer = await from.get(path);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.items).toHaveLength(count);
+    return answer.body.items as Held[];
+  });
+}
+
+/** Every page of a history, `limit` at a time. */
+async function allPages(from: Client, path: string, limit: number): Promise<Held[]> {
+  const items: Held[] = [];
+  let next: string | undefined;
+  do {
+    const answer = await from.get(`${path}&limit=${limit}${next ? `&continue=${next}` : ''}`);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.items.length).toBeLessThanOrEqual(limit);
+    items.push(...answer.body.items);
+    next = answer.body.metadata.continue;
+  } while (next);
+  return items;
+}
+
+const values = (items: Held[]) => items.map((h) => h.value);
+
+describe('the history of a range or CIDR (?within=)', () => {
+  it('answers an address pool’s holdings inside a CIDR, by value, each value newest first', async () => {
+    await api.put('ipaddresspools/hosts', {
+      kind: 'IPAddressPool',
+      metadata: { name: 'hosts' },
+      spec: { prefixes: ['10.1.0.0/24'] },
+    });
+    const hosts = { kind: 'IPAddressPool', name: 'hosts' };
+    for (const [name, value] of [
+      ['web', '10.1.0.9'],
+      ['db', '10.1.0.5'],
+      ['far', '10.1.0.130'],
+    ])
+      expect((await api.post('claims', claim(name!, hosts, { value }))).status).toBe(201);
+    await historyOf(api, 'ipaddresspools/hosts/history', 3);
+    await api.delete('claims/db');
+    await historyOf(api, 'ipaddresspools/hosts/history?value=10.1.0.5&until=2100-01-01T00:00:00Z', 1);
+    await eventually(async () =>
+      expect((await api.get('claims/db/history')).body.items[0].ended).toBe('Released'),
+    );
+    await api.post('claims', claim('db2', hosts, { value: '10.1.0.5' }));
+    const low = await historyOf(api, 'ipaddresspools/hosts/history?within=10.1.0.0/25', 3);
+    expect(low.map((h) => [h.value, h.claim.name])).toEqual([
+      ['10.1.0.5', 'db2'],
+      ['10.1.0.5', 'db'],
+      ['10.1.0.9', 'web'],
+    ]);
+    expect(values(await historyOf(api, 'ipaddresspools/hosts/history?within=10.1.0.128/25', 1))).toEqual([
+      '10.1.0.130',
+    ]);
+    await historyOf(api, 'ipaddresspools/hosts/history?within=10.1.0.12/30', 0);
+    // With the other filters: a claim's name, an instant (who held each value then).
+    expect(
+      values(await historyOf(api, 'ipaddresspools/hosts/history?within=10.1.0.0/24&claim=db', 1)),
+    ).toEqual(['10.1.0.5']);
+    const now = new Date().toISOString();
+    const then = await historyOf(api, `ipaddresspools/hosts/history?within=10.1.0.0/24&at=${now}`, 3);
+    expect(then.map((h) => h.claim.name)).toEqual(['db2', 'web', 'far']);
+    for (const within of ['10.1.0.0', '1..5', '2001:db8::/64', '10.1.0.0/33'])
+      expect((await api.get(`ipaddresspools/hosts/history?within=${within}`)).body, within).toMatchObject({
+        kind: 'Status',
+        code: 400,
+        reason: 'BadRequest',
+      });
+  });
+
+  it('answers an index range, pages across values, and refuses a malformed range', async () => {
+    await api.put('indexpools/tags', indexPool('tags', ['1..40']));
+    for (const value of ['3', '7', '12', '13', '20', '30'])
+      await api.post('claims', claim(`tag-${value}`, ref('tags'), { value }));
+    await historyOf(api, 'indexpools/tags/history', 6);
+    await api.delete('claims/tag-12');
+    await eventually(async () =>
+      expect((await api.get('claims/tag-12/history')).body.items[0].ended).toBe('Released'),
+    );
+    await api.post('claims', claim('tag-12b', ref('tags'), { value: '12' }));
+    const inside = await historyOf(api, 'indexpools/tags/history?within=5..20', 5);
+    expect(inside.map((h) => [h.value, h.claim.name])).toEqual([
+      ['7', 'tag-7'],
+      ['12', 'tag-12b'],
+      ['12', 'tag-12'],
+      ['13', 'tag-13'],
+      ['20', 'tag-20'],
+    ]);
+    // The Kubernetes path family serves the same operation.
+    const kube = await api.get(
+      '/apis/pool.networking.metal.ironcore.dev/v1alpha1/namespaces/default/indexpools/tags/history?within=5..20',
+    );
+    expect(kube.body.items).toEqual(inside);
+    // Page by page, across values and inside one: the same holdings in the same order.
+    for (const limit of [1, 2, 3])
+      expect(await allPages(api, 'indexpools/tags/history?within=1..40', limit), String(limit)).toEqual(
+        await historyOf(api, 'indexpools/tags/history?within=1..40', 7),
+      );
+    expect(values(await historyOf(api, 'indexpools/tags/history?within=12', 2))).toEqual(['12', '12']);
+    for (const query of ['within=20..5', 'within=10.0.0.0/8', 'within=a..b', 'within=1..5&value=3'])
+      expect((await api.get(`indexpools/tags/history?${query}`)).body, query).toMatchObject({
+        code: 400,
+        reason: 'BadRequest',
+      });
+    // A token of another partition is refused, not read.
+    const byTime = await api.get('indexpools/tags/history?limit=1');
+    const mixed = await api.get(
+      `indexpools/tags/history?within=1..40&continue=${byTime.body.metadata.continue}`,
+    );
+    expect(mixed.status).toBe(400);
+  });
+
+  it('answers a prefix pool’s prefixes overlapping a CIDR: inside it, and containing it', async () => {
+    await api.put('ipprefixpools/nets', {
+      kind: 'IPPrefixPool',
+      metadata: { name: 'nets' },
+      spec: { prefixes: ['10.8.0.0/16'], allocationPrefixLengths: { min: 20, max: 28, default: 24 } },
+    });
+    const nets = { kind: 'IPPrefixPool', name: 'nets' };
+    // A /20, a /24 inside it and a /28 inside that, each held and released in turn (prefixes held at
+    // once never overlap); then a /24 apart.
+    for (const [name, value] of [
+      ['big', '10.8.16.0/20'],
+      ['mid', '10.8.20.0/24'],
+      ['small', '10.8.20.16/28'],
+    ]) {
+      expect((await api.post('claims', claim(name!, nets, { value }))).status).toBe(201);
+      await historyOf(api, `ipprefixpools/nets/history?value=${value}`, 1);
+      await api.delete(`claims/${name}`);
+      await eventually(async () =>
+        expect((await api.get(`claims/${name}/history`)).body.items[0].ended).toBe('Released'),
+      );
+    }
+    expect((await api.post('claims', claim('apart', nets, { value: '10.8.32.0/24' }))).status).toBe(201);
+    await historyOf(api, 'ipprefixpools/nets/history', 4);
+    const names = (items: Held[]) => items.map((h) => h.claim.name);
+    // Contains it at a network before its own (the /20), at its own (the /24), and inside it (the /28).
+    expect(names(await historyOf(api, 'ipprefixpools/nets/history?within=10.8.20.0/26', 3))).toEqual([
+      'big',
+      'mid',
+      'small',
+    ]);
+    expect(names(await historyOf(api, 'ipprefixpools/nets/history?within=10.8.20.0/24', 3))).toEqual([
+      'big',
+      'mid',
+      'small',
+    ]);
+    // The /20 at the CIDR's own network, and nothing inside that was held.
+    expect(names(await historyOf(api, 'ipprefixpools/nets/history?within=10.8.16.0/24', 1))).toEqual(['big']);
+    expect(names(await historyOf(api, 'ipprefixpools/nets/history?within=10.8.0.0/16', 4))).toEqual([
+      'big',
+      'mid',
+      'small',
+      'apart',
+    ]);
+    expect(names(await allPages(api, 'ipprefixpools/nets/history?within=10.8.20.20/32', 1))).toEqual([
+      'big',
+      'mid',
+      'small',
+    ]);
+    await historyOf(api, 'ipprefixpools/nets/history?within=10.8.64.0/18', 0);
+    for (const within of ['10.8.0.0', '2001:db8::/48', '1..2'])
+      expect((await api.get(`ipprefixpools/nets/history?within=${within}`)).status, within).toBe(400);
+  });
+});
+
+describe('a shared pool’s history, read by a tenant', () => {
+  it('answers a tenant its own namespace’s holdings only, with every filter, and a stranger nothing', async () => {
+    await api.put(
+      'indexpools/public',
+      indexPool('public', ['1..20'], { sharedWith: [{ namespace: 'acme' }, { namespace: 'globex' }] }),
+    );
+    const acme = client(() => allot.url, 'acme');
+    const globex = client(() => allot.url, 'globex');
+    const stranger = client(() => allot.url, 'stranger');
+    const shared = { kind: 'IndexPool', name: 'public', namespace: 'default' };
+    expect((await api.post('claims', claim('own', ref('public'), { value: '1' }))).status).toBe(201);
+    expect((await acme.post('claims', claim('a1', shared, { value: '2' }))).status).toBe(201);
+    expect((await globex.post('claims', claim('g1', shared, { value: '3' }))).status).toBe(201);
+    expect((await acme.post('claims', claim('a2', shared, { value: '4' }))).status).toBe(201);
+    await historyOf(api, 'indexpools/public/history', 4);
+    await acme.delete('claims/a1');
+    // The value acme released, held next by globex.
+    await eventually(async () =>
+      expect((await acme.get('claims/a1/history')).body.items[0].ended).toBe('Released'),
+    );
+    expect((await globex.post('claims', claim('g2', shared, { value: '2' }))).status).toBe(201);
+    await historyOf(api, 'indexpools/public/history', 5);
+
+    const tenant = 'indexpools/public/history?poolNamespace=default';
+    const mine = await historyOf(acme, tenant, 2);
+    expect(mine.map((h) => [h.claim.namespace, h.claim.name])).toEqual([
+      ['acme', 'a2'],
+      ['acme', 'a1'],
+    ]);
+    expect((await historyOf(globex, tenant, 2)).map((h) => h.claim.name)).toEqual(['g2', 'g1']);
+    // Every filter, still of its own only.
+    expect((await historyOf(acme, `${tenant}&value=2`, 1))[0]).toMatchObject({ claim: { name: 'a1' } });
+    expect((await historyOf(globex, `${tenant}&value=2`, 1))[0]).toMatchObject({ claim: { name: 'g2' } });
+    await historyOf(acme, `${tenant}&value=1`, 0);
+    expect(values(await historyOf(acme, `${tenant}&within=1..20`, 2))).toEqual(['2', '4']);
+    await historyOf(acme, `${tenant}&claim=g1`, 0);
+    await historyOf(acme, `${tenant}&claim=a2`, 1);
+    const now = new Date().toISOString();
+    expect((await historyOf(acme, `${tenant}&at=${now}`, 1))[0]!.claim.name).toBe('a2');
+    expect((await historyOf(acme, `${tenant}&value=2&at=${mine[1]!.from}`, 1))[0]!.claim.name).toBe('a1');
+    expect(
+      (await allPages(acme, `${tenant}&since=2001-01-01T00:00:00Z`, 1)).map((h) => h.claim.name),
+    ).toEqual(['a2', 'a1']);
+    // A token of the owner's answer is refused, not read.
+    const owners = await api.get('indexpools/public/history?limit=1');
+    expect((await acme.get(`${tenant}&continue=${owners.body.metadata.continue}`)).status).toBe(400);
+    // A namespace the pool is not shared with: what a pool that never existed answers.
+    const never = await stranger.get('indexpools/never/history?poolNamespace=default');
+    expect(never).toEqual({
+      status: 200,
+      body: { kind: 'HoldingList', apiVersion: 'v1', items: [], metadata: {} },
+    });
+    for (const query of ['', '&value=2', '&within=1..20', '&claim=own'])
+      expect(await stranger.get(`${tenant}${query}`), query).toEqual(never);
+    // The tenant's own path without poolNamespace names a pool of its own namespace: none.
+    expect(await acme.get('indexpools/public/history')).toEqual(never);
+    // The owner sees every namespace's.
+    expect(
+      new Set((await historyOf(api, 'indexpools/public/history', 5)).map((h) => h.claim.namespace)),
+    ).toEqual(new Set(['default', 'acme', 'globex']));
+    expect((await acme.get(`${tenant.replace('default', 'Not_A_Name')}`)).status).toBe(400);
+  });
+});

@@ -24,7 +24,21 @@ export function historyParameters(claims: boolean): unknown[] {
   if (claims) return window;
   return [
     { name: 'value', in: 'query', schema: { type: 'string' }, description: 'one value, in any valid form' },
+    {
+      name: 'within',
+      in: 'query',
+      schema: { type: 'string' },
+      description:
+        'a range a..b (IndexPool) or a CIDR: every holding of a value inside it (IPPrefixPool: of a prefix overlapping it), by value, each value newest first; not with value',
+    },
     { name: 'claim', in: 'query', schema: { type: 'string' }, description: 'a claim’s name' },
+    {
+      name: 'poolNamespace',
+      in: 'query',
+      schema: { type: 'string' },
+      description:
+        'the pool’s namespace, when it is another than the path’s (a pool shared with it): the holdings of the path namespace’s claims only',
+    },
     ...window,
   ];
 }
@@ -49,7 +63,8 @@ const HOLDING = {
 };
 
 export const HISTORY_RESPONSE = {
-  description: 'who held the values, and when, newest first (until and ended absent while a holding lasts)',
+  description:
+    'who held the values, and when, newest first (with within: by value, each newest first; until and ended absent while a holding lasts)',
   content: {
     'application/json': {
       schema: {
