@@ -22,7 +22,7 @@ export interface ConsoleAssets {
 
 const appDir = fileURLToPath(new URL('./app/', import.meta.url));
 /** Inlined into the page, in this order. */
-const STYLESHEETS = ['style.css', 'map.css'];
+const STYLESHEETS = ['style.css', 'map.css', 'history.css'];
 
 /**
  * Set by bin/pack.ts (an esbuild `define`) in the packed CLI: the folder of the built page and script,

@@ -12,6 +12,7 @@ import { poolPage } from './views/pool.ts';
 import { poolsPage } from './views/pools.ts';
 import { searchPage } from './views/search.ts';
 import { sharedPoolPage } from './views/shared.ts';
+import { valuePage } from './views/value.ts';
 
 /** How often the page asks again (ms): a CLI claim shows within about this. */
 const POLL_MS = 2000;
@@ -45,6 +46,8 @@ function page(current: Route) {
       return poolsPage(current.ns);
     case 'pool':
       return poolPage(current.ns, current.resource, current.name, current.within);
+    case 'value':
+      return valuePage(current.ns, current.resource, current.name, current.value);
     case 'shared':
       return sharedPoolPage(current.ns, current.poolNs, current.resource, current.name);
     case 'claims':
@@ -66,6 +69,8 @@ function titleOf(current: Route): string {
   switch (current.page) {
     case 'pool':
       return `${current.name}${current.within ? ` ${mapTitle(current.within)}` : ''}`;
+    case 'value':
+      return `${current.value} in ${current.name}`;
     case 'shared':
       return `${current.poolNs}/${current.name}`;
     case 'claim':
@@ -83,7 +88,7 @@ function titleOf(current: Route): string {
 function frame() {
   const ns = route.ns;
   const section =
-    route.page === 'pool' || route.page === 'shared' || route.page === 'new'
+    route.page === 'pool' || route.page === 'value' || route.page === 'shared' || route.page === 'new'
       ? 'pools'
       : route.page === 'claim'
         ? 'claims'

@@ -3,6 +3,8 @@
 export type Route =
   | { page: 'pools'; ns: string }
   | { page: 'pool'; ns: string; resource: string; name: string; within?: string }
+  /** One value of a pool (`name`), and who held it when (GET …/history?value=). */
+  | { page: 'value'; ns: string; resource: string; name: string; value: string }
   /** A pool of `poolNs` shared with `ns`, as `ns` sees it (GET …/sharedpools). */
   | { page: 'shared'; ns: string; poolNs: string; resource: string; name: string }
   | { page: 'claims'; ns: string }
@@ -17,9 +19,10 @@ export function parseRoute(hash: string): Route {
   const query = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   const ns = parts[0] === 'ns' && parts[1] ? parts[1] : 'default';
-  const [section, a, b, c] = parts.slice(2);
+  const [section, a, b, c, d] = parts.slice(2);
   switch (section) {
     case 'pools':
+      if (a && b && c === 'values' && d) return { page: 'value', ns, resource: a, name: b, value: d };
       if (a && b) return { page: 'pool', ns, resource: a, name: b, within: query.get('within') ?? undefined };
       break;
     case 'shared':
@@ -47,6 +50,8 @@ export function href(route: Route): string {
       return base;
     case 'pool':
       return `${base}/pools/${route.resource}/${enc(route.name)}${route.within ? `?within=${enc(route.within)}` : ''}`;
+    case 'value':
+      return `${base}/pools/${route.resource}/${enc(route.name)}/values/${enc(route.value)}`;
     case 'shared':
       return `${base}/shared/${enc(route.poolNs)}/${route.resource}/${enc(route.name)}`;
     case 'claims':

@@ -86,6 +86,22 @@ export function until(time: string): string {
   return seconds <= 0 ? 'ended' : `in ${span(seconds)}`;
 }
 
+/** How long a period lasted, from `from` to `until` (or now): "<1s", "42s", "9m", "3h", "2d". */
+export function lasted(from: string, until?: string): string {
+  const ms = (until ? Date.parse(until) : Date.now()) - Date.parse(from);
+  return ms < 1000 ? '<1s' : span(Math.round(ms / 1000));
+}
+
+/** An instant in the reader's time zone, the exact UTC time (milliseconds) in its title and datetime. */
+export function instant(time: string) {
+  return html`<time datetime=${time} title=${time}>${localTime(Date.parse(time))}</time>`;
+}
+
+/** A moment (epoch ms) as the reader's clock shows it, to the second. */
+export function localTime(ms: number): string {
+  return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
 export function errorBox(status: Status | undefined, id?: string) {
   if (!status) return nothing;
   return html`<div class="error" role="alert" id=${id ?? nothing}>

@@ -10,6 +10,7 @@ import { href } from '../router.ts';
 import { errorBox } from '../ui.ts';
 import { allocationName, fraction, percent, shortCount } from '../values.ts';
 import { claimLink } from './objects.ts';
+import { valueLink } from './value.ts';
 
 export interface Bucket {
   first: string;
@@ -248,7 +249,10 @@ function pickedValue(options: MapOptions) {
       }
     </p>`;
   }
-  return html`<div class="picked" role="status">${body}</div>`;
+  return html`<div class="picked" role="status">
+    ${body}
+    <p>${valueLink(ns, info, pool, value, `Who held ${value} when`)}</p>
+  </div>`;
 }
 
 function inMap(bucket: Bucket, options: MapOptions): boolean {

@@ -4,6 +4,7 @@ import { byKind, call, isStatus, nsPath, POOL_KINDS, type PoolKindInfo, type Sta
 import { forget, read, readAll, refresh, scheduleDraw } from '../data.ts';
 import { href } from '../router.ts';
 import { ago, badge, conditionOf, conditionsTable, errorBox, labels, until } from '../ui.ts';
+import { valueLink } from './value.ts';
 
 /** Releases waiting for their confirming second press, by claim name; and the last failed release. */
 const confirming = new Set<string>();
@@ -171,7 +172,7 @@ export function allocationsTable(
             </th>
             <td>${info.allocationKind}</td>
             ${options.showPool ? html`<td>${poolLink(ns, object.spec?.poolRef)}</td>` : nothing}
-            <td><code class="value">${String(object.spec?.[info.valueField] ?? '')}</code></td>
+            <td>${valueCell(ns, info, object)}</td>
             <td>${stateBadge(allocationState(object))}</td>
             <td>${claimRef?.name ? claimLink(ns, claimRef) : html`<span class="muted">–</span>`}</td>
             <td>${owner(object.spec)}</td>
@@ -180,6 +181,14 @@ export function allocationsTable(
       </tbody>
     </table>
   </div>`;
+}
+
+/** An object's value, opening the value's page (its holdings) when the object names its pool. */
+function valueCell(ns: string, info: PoolKindInfo, object: any) {
+  const value = String(object.spec?.[info.valueField] ?? '');
+  const pool = object.spec?.poolRef?.name;
+  if (!value || typeof pool !== 'string') return html`<code class="value">${value}</code>`;
+  return valueLink(object.metadata?.namespace ?? ns, info, pool, value);
 }
 
 interface Filter {
@@ -413,6 +422,13 @@ export function allocationPage(ns: string, resource: string, name: string) {
         <h2 id="allocation-value-title">Value</h2>
         <p class="big"><code class="value">${String(object.spec?.[info.valueField])}</code></p>
         <p>Pool: ${poolLink(ns, object.spec?.poolRef)}</p>
+        ${
+          object.spec?.poolRef?.name
+            ? html`<p>
+                ${valueLink(ns, info, object.spec.poolRef.name, String(object.spec?.[info.valueField]), 'Who held it when')}
+              </p>`
+            : nothing
+        }
         <p>
           Claim:
           ${claimRef?.name ? html`${claimLink(ns, claimRef)} ${claimRef.uid ? '' : html`<span class="muted">(not bound: uid empty)</span>`}` : html`<span class="muted">none</span>`}
