@@ -13,10 +13,11 @@ interface HistoryResults {
     holdingsRequests: number;
     watchesRequests: number;
   };
-  queries: { otherHoldings: number; value: QueryCost; at: QueryCost }[];
+  queries: { otherHoldings: number; seedSeconds?: number; value: QueryCost; at: QueryCost }[];
 }
 
 const file = new URL('./history-results.json', import.meta.url);
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
 export function historySection(table: (header: string[], body: string[][]) => string): string[] {
   if (!existsSync(file)) return [];
@@ -26,8 +27,18 @@ export function historySection(table: (header: string[], body: string[][]) => st
     queries.every(
       (q) => pick(q).requests === pick(queries[0]!).requests && pick(q).units === pick(queries[0]!).units,
     );
+  // The biggest pool's figures over the empty pool's: 1 / 1 is flat.
+  const ratio = (pick: (q: (typeof queries)[number]) => QueryCost) => {
+    const [none, most] = [pick(queries[0]!), pick(queries.at(-1)!)];
+    return `${round2(most.requests / none.requests)} / ${round2(most.units / none.units)}`;
+  };
+  const biggest = queries.at(-1)!;
+  const seeded =
+    biggest.seedSeconds !== undefined
+      ? ` (seeded through the store, BatchWriteItem, in ${biggest.seedSeconds} s: ${Math.round(biggest.otherHoldings / biggest.seedSeconds).toLocaleString('en')} holdings a second)`
+      : '';
   return [
-    `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries in a pool with no other holding and with ${queries.at(-1)!.otherHoldings.toLocaleString('en')} past holdings of other values:`,
+    `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries in a pool with no other holding and with ${biggest.otherHoldings.toLocaleString('en')} past holdings of other values${seeded}, requests / read capacity units per query:`,
     '',
     table(
       ['figure', 'requests', 'capacity units'],
@@ -50,17 +61,20 @@ export function historySection(table: (header: string[], body: string[][]) => st
       [
         'query',
         ...queries.map((q) => `${q.otherHoldings.toLocaleString('en')} other holdings`),
+        `ratio ${biggest.otherHoldings.toLocaleString('en')} / 0`,
         'target: flat',
       ],
       [
         [
           '`?value=`',
           ...queries.map((q) => `${q.value.requests} / ${q.value.units}`),
+          ratio((q) => q.value),
           flat((q) => q.value) ? '✓' : '✗',
         ],
         [
           '`?value=&at=`',
           ...queries.map((q) => `${q.at.requests} / ${q.at.units}`),
+          ratio((q) => q.at),
           flat((q) => q.at) ? '✓' : '✗',
         ],
       ],
