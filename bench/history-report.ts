@@ -14,6 +14,16 @@ interface HistoryResults {
     watchesRequests: number;
   };
   queries: { otherHoldings: number; seedSeconds?: number; value: QueryCost; at: QueryCost }[];
+  watchLag?: {
+    claims: number;
+    fromAnswer: LagFigure;
+    firstLineFromRequest: LagFigure;
+    write: LagFigure;
+  };
+}
+interface LagFigure {
+  median: number;
+  p99: number;
 }
 
 const file = new URL('./history-results.json', import.meta.url);
@@ -37,6 +47,7 @@ export function historySection(table: (header: string[], body: string[][]) => st
     biggest.seedSeconds !== undefined
       ? ` (seeded through the store, BatchWriteItem, in ${biggest.seedSeconds} s: ${Math.round(biggest.otherHoldings / biggest.seedSeconds).toLocaleString('en')} holdings a second)`
       : '';
+  const lag = results.watchLag;
   return [
     `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries in a pool with no other holding and with ${biggest.otherHoldings.toLocaleString('en')} past holdings of other values${seeded}, requests / read capacity units per query:`,
     '',
@@ -80,5 +91,28 @@ export function historySection(table: (header: string[], body: string[][]) => st
       ],
     ),
     '',
+    ...(lag
+      ? [
+          `A watch's lag behind a write on the local server (bench/history-lag.ts): \`npm start\`'s entry in a process of its own on a fresh data folder, a watch on claims from the list's resourceVersion, ${lag.claims} claims made one after another by one client:`,
+          '',
+          table(
+            ['figure', 'median', 'p99'],
+            [
+              [
+                "the watch's line with the claim's value, after the write's answer",
+                `${lag.fromAnswer.median} ms`,
+                `${lag.fromAnswer.p99} ms`,
+              ],
+              [
+                "the claim's first line (ADDED), after the write was sent",
+                `${lag.firstLineFromRequest.median} ms`,
+                `${lag.firstLineFromRequest.p99} ms`,
+              ],
+              ['the write itself', `${lag.write.median} ms`, `${lag.write.p99} ms`],
+            ],
+          ),
+          '',
+        ]
+      : []),
   ];
 }

@@ -9,6 +9,7 @@
  *   holding in the pool, then with OTHER_HOLDINGS past holdings of other values (seeded through the
  *   store with BatchWriteItem, as ended holdings are stored, and timed): the requests and capacity units
  *   stay the same (a value's holdings are a partition of their own), where a scan would grow with the pool.
+ * - A watch's lag behind a write on the local server (bench/history-lag.ts): median and p99.
  *
  * Writes bench/history-results.json; docs/benchmark.md shows it (bench/history-report.ts).
  */
@@ -27,6 +28,7 @@ import { Table } from '../lib/store/table.ts';
 import { claimBody, NAMESPACE, startInstance } from './instance.ts';
 import { Meter, round, totals, type RequestRecord } from './measure.ts';
 import { benchTable, startStoreThread, type StoreThread } from './store.ts';
+import { watchLag } from './history-lag.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -207,7 +209,7 @@ await store.close();
 const queryStore = await startStoreThread();
 const queries = [await queryCost(queryStore, 0), await queryCost(queryStore, OTHER_HOLDINGS)];
 await queryStore.close();
-const results = { date: new Date().toISOString(), holding, queries };
+const results = { date: new Date().toISOString(), holding, queries, watchLag: await watchLag() };
 writeFileSync(
   fileURLToPath(new URL('./history-results.json', import.meta.url)),
   await prettier.format(JSON.stringify(results), { parser: 'json' }),
