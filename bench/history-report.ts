@@ -15,30 +15,54 @@ interface HistoryResults {
   };
   queries: {
     otherHoldings: number;
+    seedSeconds?: number;
     value: QueryCost;
     at: QueryCost;
     within?: QueryCost;
     withinAt?: QueryCost;
   }[];
+  watchLag?: {
+    claims: number;
+    fromAnswer: LagFigure;
+    firstLineFromRequest: LagFigure;
+    write: LagFigure;
+  };
+}
+interface LagFigure {
+  median: number;
+  p99: number;
 }
 
 const file = new URL('./history-results.json', import.meta.url);
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
 export function historySection(table: (header: string[], body: string[][]) => string): string[] {
   if (!existsSync(file)) return [];
   const results = JSON.parse(readFileSync(file, 'utf8')) as HistoryResults;
   const { holding, queries } = results;
-  const flat = (pick: (q: (typeof queries)[number]) => QueryCost | undefined) =>
+  const flat = (pick: (q: (typeof queries)[number]) => QueryCost) =>
     queries.every(
-      (q) => pick(q)?.requests === pick(queries[0]!)?.requests && pick(q)?.units === pick(queries[0]!)?.units,
+      (q) => pick(q).requests === pick(queries[0]!).requests && pick(q).units === pick(queries[0]!).units,
     );
-  const row = (label: string, pick: (q: (typeof queries)[number]) => QueryCost | undefined) => [
+  // The biggest pool's figures over the empty pool's: 1 / 1 is flat.
+  const ratio = (pick: (q: (typeof queries)[number]) => QueryCost) => {
+    const [none, most] = [pick(queries[0]!), pick(queries.at(-1)!)];
+    return `${round2(most.requests / none.requests)} / ${round2(most.units / none.units)}`;
+  };
+  const row = (label: string, pick: (q: (typeof queries)[number]) => QueryCost) => [
     label,
-    ...queries.map((q) => `${pick(q)?.requests} / ${pick(q)?.units}`),
+    ...queries.map((q) => `${pick(q).requests} / ${pick(q).units}`),
+    ratio(pick),
     flat(pick) ? '✓' : '✗',
   ];
+  const biggest = queries.at(-1)!;
+  const seeded =
+    biggest.seedSeconds !== undefined
+      ? ` (seeded through the store, BatchWriteItem, in ${biggest.seedSeconds} s: ${Math.round(biggest.otherHoldings / biggest.seedSeconds).toLocaleString('en')} holdings a second)`
+      : '';
+  const lag = results.watchLag;
   return [
-    `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries (and a range's around it, \`within=5..9\`) in a pool with no other holding and with ${queries.at(-1)!.otherHoldings.toLocaleString('en')} past holdings of other values:`,
+    `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries (and a range's around it, \`within=5..9\`) in a pool with no other holding and with ${biggest.otherHoldings.toLocaleString('en')} past holdings of other values${seeded}, requests / read capacity units per query:`,
     '',
     table(
       ['figure', 'requests', 'capacity units'],
@@ -61,16 +85,40 @@ export function historySection(table: (header: string[], body: string[][]) => st
       [
         'query',
         ...queries.map((q) => `${q.otherHoldings.toLocaleString('en')} other holdings`),
+        `ratio ${biggest.otherHoldings.toLocaleString('en')} / 0`,
         'target: flat',
       ],
       [
         row('`?value=`', (q) => q.value),
         row('`?value=&at=`', (q) => q.at),
         // Runs before ?within= have no such rows.
-        ...(queries[0]!.within ? [row('`?within=`', (q) => q.within)] : []),
-        ...(queries[0]!.withinAt ? [row('`?within=&at=`', (q) => q.withinAt)] : []),
+        ...(queries[0]!.within ? [row('`?within=`', (q) => q.within!)] : []),
+        ...(queries[0]!.withinAt ? [row('`?within=&at=`', (q) => q.withinAt!)] : []),
       ],
     ),
     '',
+    ...(lag
+      ? [
+          `A watch's lag behind a write on the local server (bench/history-lag.ts): \`npm start\`'s entry in a process of its own on a fresh data folder, a watch on claims from the list's resourceVersion, ${lag.claims} claims made one after another by one client:`,
+          '',
+          table(
+            ['figure', 'median', 'p99'],
+            [
+              [
+                "the watch's line with the claim's value, after the write's answer",
+                `${lag.fromAnswer.median} ms`,
+                `${lag.fromAnswer.p99} ms`,
+              ],
+              [
+                "the claim's first line (ADDED), after the write was sent",
+                `${lag.firstLineFromRequest.median} ms`,
+                `${lag.firstLineFromRequest.p99} ms`,
+              ],
+              ['the write itself', `${lag.write.median} ms`, `${lag.write.p99} ms`],
+            ],
+          ),
+          '',
+        ]
+      : []),
   ];
 }

@@ -6,6 +6,7 @@
  * finished from it when the record comes again.
  */
 import {
+  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -101,6 +102,36 @@ export class Holdings {
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
+  }
+
+  /**
+   * Writes ended holdings as `end` leaves them (three copies each, no open mark, `expiresAt` for TTL),
+   * unconditionally, 25 items a request: only for seeding the benchmark, never on a request path (there
+   * a holding is put once, conditionally, by `start`).
+   */
+  async seed(holdings: readonly StoredHolding[], expiresAt: number): Promise<void> {
+    const items = holdings.flatMap((stored) =>
+      copiesOf(stored).map((key) => ({
+        PutRequest: {
+          Item: {
+            ...key,
+            t: 'holding',
+            start: stored.start,
+            holding: stored.holding,
+            [TTL_ATTRIBUTE]: expiresAt,
+          },
+        },
+      })),
+    );
+    for (let from = 0; from < items.length; from += 25) {
+      let requests: Record<string, (typeof items)[number][]> | undefined = {
+        [this.io.tableName]: items.slice(from, from + 25),
+      };
+      while (requests && Object.keys(requests).length > 0) {
+        const result = await this.io.doc.send(new BatchWriteCommand({ RequestItems: requests }));
+        requests = result.UnprocessedItems as typeof requests;
+      }
+    }
   }
 
   /** The newest holdings of a value (consistently: the history function decides on them). */
