@@ -17,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHistoryHandler } from '../../functions/history.ts';
 import { createHttpHandler } from '../../functions/http.ts';
 import type { Resource } from '../../lib/domain/kinds.ts';
-import type { HistoryEvent } from '../../lib/domain/lists/watch.ts';
+import { fingerprint, type HistoryEvent } from '../../lib/domain/lists/watch.ts';
+import type { ApiObject } from '../../lib/domain/objects/objects.ts';
 import { fakeContext } from '../../lib/local/server.ts';
 import type { AllotStore } from '../../lib/local/stores.ts';
 import { HISTORY_RETENTION_MS, positionOf, resetHistories } from '../../lib/service/history/changes.ts';
@@ -382,6 +383,38 @@ describe('appending', () => {
         [3, true],
       ]);
       expect(positionOf(3999)).toEqual({ seq: 3, index: 999 });
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('makes the index again from the objects at a reset, records it never read included', async () => {
+    const run = await newRun(1);
+    try {
+      const handler = createHistoryHandler({ table: run.table });
+      const deliver = (records: DynamoDBRecord[]) => handler({ Records: records });
+      for (const name of ['kept', 'gone'])
+        await call(run, 'PUT', `${base}/claims/${name}`, {
+          spec: { poolRef: { kind: 'IndexPool', name: 'none' } },
+        });
+      await run.shards.deliver(0, 100, deliver);
+      // Changes whose records the history never reads (a local server killed before it did).
+      await call(run, 'DELETE', `${base}/claims/gone`);
+      await call(run, 'PUT', `${base}/claims/unread`, {
+        spec: { poolRef: { kind: 'IndexPool', name: 'none' } },
+      });
+      const before = await run.table.history.indexed(NS, 'claims', 100);
+      expect([...before!.keys()].sort()).toEqual(['gone', 'kept']);
+      await resetHistories(run.table, [NS], ['claims']);
+      const index = await run.table.history.indexed(NS, 'claims', 100);
+      const objects = (await call(run, 'GET', `${base}/claims`)).body.items as ApiObject[];
+      expect(objects.map((object) => (object.metadata as { name: string }).name)).toEqual(['kept', 'unread']);
+      for (const object of objects)
+        expect(index!.get((object.metadata as { name: string }).name)).toMatchObject({
+          fingerprint: fingerprint(object),
+          gone: false,
+        });
+      expect(index!.get('gone')?.gone).toBe(true);
     } finally {
       await run.close();
     }

@@ -308,22 +308,6 @@ export async function listVersion(
   return fromIndex ? settledVersion(table, namespace, resource, head, now) : afterEntry(head);
 }
 
-/**
- * Where a list stands if it cannot find its objects in the history (`version`, as listVersion), and
- * where it looks for them from (`settled`: service/history/snapshot.ts), both read before its pages.
- */
-export async function listBases(
-  table: Table,
-  namespace: string,
-  resource: Resource,
-  fromIndex: boolean,
-  now: number = Date.now(),
-): Promise<{ version: number; settled: number }> {
-  const head = await table.history.head(namespace, resource);
-  const settled = await settledVersion(table, namespace, resource, head, now);
-  return { version: fromIndex ? settled : afterEntry(head), settled };
-}
-
 /** After the newest entry appended INDEX_SETTLE_MS ago; failing that, the one below the oldest kept. */
 async function settledVersion(
   table: Table,

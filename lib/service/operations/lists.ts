@@ -27,7 +27,7 @@ import {
 import { decodeContinue, encodeContinue, objectKey, type ContinueToken } from '../../store/keys.ts';
 import { RepairStore } from '../../store/repairs.ts';
 import { nowMs, type ClaimContext } from '../context.ts';
-import { listBases, listVersion } from '../history/changes.ts';
+import { listVersion } from '../history/changes.ts';
 import { snapshotList } from '../history/snapshot.ts';
 import { withValidity, type ObjectState } from '../../domain/lists/watch.ts';
 import { allocationOutcome } from '../allocation/outcome.ts';
@@ -183,9 +183,13 @@ export async function snapshotPage(
   plan: ListPlan,
   limit: number,
 ): Promise<{ items: ApiObject[]; version: number; last?: string }> {
-  const bases = await listBases(ctx.table, namespace, resource, isAllocationResource(resource));
+  const fromIndex = isAllocationResource(resource);
+  const version = await listVersion(ctx.table, namespace, resource, fromIndex);
   const page = await collectionPage(ctx, namespace, resource, plan, limit, undefined);
   if (page.last === undefined) {
+    // Where the objects' chains start: the history appended INDEX_SETTLE_MS ago (read after the page as
+    // well as before: a state the page shows is not in the history that long).
+    const base = fromIndex ? version : await listVersion(ctx.table, namespace, resource, true);
     // `?pool=` selects as `spec.poolRef.name=` does: what the history's events of other pools are not.
     const selection =
       plan.pool === undefined
@@ -203,10 +207,10 @@ export async function snapshotPage(
       const found = await readByName(ctx, namespace, resource, name);
       return found !== undefined && selects(selection, found.record);
     };
-    const found = await snapshotList(ctx, collection, page.items, bases.settled, present, visible);
+    const found = await snapshotList(ctx, collection, page.items, base, present, visible);
     if (found && found.items.length <= limit) return found;
   }
-  return { items: page.items, version: bases.version, last: page.last };
+  return { items: page.items, version, last: page.last };
 }
 
 /** A list's object of a state the history holds: an allocation object with its pool's validity. */
