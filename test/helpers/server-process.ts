@@ -202,7 +202,9 @@ async function holdingViolations(url: string, pool: string, objects: any[]): Pro
     const mine = open.filter((holding) => holding.allocation.uid === object.metadata.uid);
     const claim = object.spec.claimRef?.uid || undefined;
     if (mine.length !== 1 || mine[0].claim?.uid !== claim)
-      found.push(`${pool}: ${object.metadata.name} has open holdings ${JSON.stringify(mine)}, claim ${claim}`);
+      found.push(
+        `${pool}: ${object.metadata.name} has open holdings ${JSON.stringify(mine)}, claim ${claim}`,
+      );
   }
   for (const holding of open)
     if (!objects.some((object) => object.metadata.uid === holding.allocation.uid))
