@@ -1,8 +1,10 @@
 /**
  * The history function: the table stream's second reader (its own event source mapping and filter,
  * lib/cloud/stream-filter.ts), appending each batch's changes of pools, claims and allocation objects to
- * the history watches read (lib/service/history/changes.ts), then keeping who held each value
- * (lib/service/history/holdings.ts). A batch either lands whole or throws, to be
+ * the history watches read, with each object's last state in the collection's index
+ * (lib/service/history/changes.ts: why a watch misses nothing and repeats nothing), then keeping who held
+ * each value (lib/service/history/holdings.ts). A list stands at one position of that history, so a watch
+ * from its resourceVersion repeats nothing it showed (lib/service/history/snapshot.ts argues it). A batch either lands whole or throws, to be
  * delivered again from its first record: no partial failures are reported and the mapping does not
  * bisect, which is what makes a redelivery find what it already appended.
  */
