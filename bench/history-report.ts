@@ -62,14 +62,10 @@ export function historySection(table: (header: string[], body: string[][]) => st
       ? ` (seeded through the store, BatchWriteItem, in ${biggest.seedSeconds} s: ${Math.round(biggest.otherHoldings / biggest.seedSeconds).toLocaleString('en')} holdings a second)`
       : '';
   const lag = results.watchLag;
+  const counts = queries.map((q) => q.otherHoldings.toLocaleString('en'));
+  const sizes = `${counts.slice(0, -1).join(', ')} and ${counts.at(-1)}`;
   return [
-    `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries (and a range's around it, \`within=5..9\`) in pools with ${queries
-      .map((q) => q.otherHoldings.toLocaleString('en'))
-      .join(', ')
-      .replace(
-        /, ([^,]*)$/,
-        ' and $1',
-      )} past holdings of other values${seeded}, requests / read capacity units per query:`,
+    `Who held a value (bench/history.ts; docs/history.md): ${holding.lives} claims' lives by one client, the stream function and the history function on the local stream, the history function's requests per life split by the keys they name (the claim and release paths make none for it: it reads the stream apart); then one value's queries (and a range's around it, \`within=5..9\`) in pools with ${sizes} past holdings of other values${seeded}, requests / read capacity units per query:`,
     '',
     table(
       ['figure', 'requests', 'capacity units'],
