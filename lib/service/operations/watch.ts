@@ -214,8 +214,10 @@ async function currentObjects(
   answer: WatchAnswer,
   objectAt: ObjectAt,
 ): Promise<number> {
-  // The first page as a list answers it (where it stands in the history), the others after it.
-  const first = await snapshotPage(ctx, namespace, resource, plan, 500);
+  // The first page as a list answers it (where it stands in the history), the others after it. It does
+  // not wait for the history (a watch starts at once, as a Kubernetes one does): a state still on its
+  // way makes it name the head read before the page, whose changes it may then answer again.
+  const first = await snapshotPage({ ...ctx, listWaitMs: 0 }, namespace, resource, plan, 500);
   for (const object of first.items) answer.write('ADDED', await objectAt(object, first.version));
   for (let after = first.last; after !== undefined;) {
     const page = await collectionPage(ctx, namespace, resource, plan, 500, after);
