@@ -27,6 +27,12 @@ export interface HistoryEntry {
   reset?: true;
 }
 
+const indexedOf = (item: Item): IndexedState => ({
+  fingerprint: item.fp as string,
+  gone: item.gone === true,
+  selectable: JSON.parse(item.sel as string) as ObjectState,
+});
+
 const entryOf = (item: Item): HistoryEntry => ({
   seq: item.seq as number,
   at: item.at as number,
@@ -255,14 +261,15 @@ export class HistoryStore {
   }
 
   /**
-   * Every object the collection's history holds a state of, by name; undefined when there are more than
-   * `limit` (a list then does without: service/history/snapshot.ts).
+   * Every object the collection's history holds a state of, by name, read `limit` items at most (a
+   * list's cost stays bounded: service/history/snapshot.ts; none: all); `complete` says whether that
+   * was all.
    */
   async indexed(
     namespace: string,
     resource: Resource,
-    limit: number,
-  ): Promise<Map<string, IndexedState> | undefined> {
+    limit?: number,
+  ): Promise<{ states: Map<string, IndexedState>; complete: boolean }> {
     const states = new Map<string, IndexedState>();
     let start: Record<string, unknown> | undefined;
     do {
@@ -273,19 +280,25 @@ export class HistoryStore {
           ExpressionAttributeValues: { ':pk': historyIndexPk(namespace, resource) },
           ProjectionExpression: 'sk, fp, gone, sel',
           ConsistentRead: true,
+          ...(limit !== undefined && { Limit: limit + 1 - states.size }),
           ExclusiveStartKey: start,
         }),
       );
-      for (const item of result.Items ?? [])
-        states.set(item.sk as string, {
-          fingerprint: item.fp as string,
-          gone: item.gone === true,
-          selectable: JSON.parse(item.sel as string) as ObjectState,
-        });
-      if (states.size > limit) return undefined;
+      for (const item of result.Items ?? []) states.set(item.sk as string, indexedOf(item));
+      if (limit !== undefined && states.size > limit) return { states, complete: false };
       start = result.LastEvaluatedKey;
     } while (start);
-    return states;
+    return { states, complete: true };
+  }
+
+  /** The index's states of these objects (strongly consistent), by name. */
+  async indexedNamed(namespace: string, resource: Resource, names: readonly string[]) {
+    const pk = historyIndexPk(namespace, resource);
+    const found = await this.io.getByKey(
+      names.map((name) => ({ pk, sk: name })),
+      true,
+    );
+    return new Map([...found.values()].map((item) => [item.sk as string, indexedOf(item)]));
   }
 
   /**

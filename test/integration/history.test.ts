@@ -403,18 +403,18 @@ describe('appending', () => {
       await call(run, 'PUT', `${base}/claims/unread`, {
         spec: { poolRef: { kind: 'IndexPool', name: 'none' } },
       });
-      const before = await run.table.history.indexed(NS, 'claims', 100);
-      expect([...before!.keys()].sort()).toEqual(['gone', 'kept']);
+      const before = (await run.table.history.indexed(NS, 'claims')).states;
+      expect([...before.keys()].sort()).toEqual(['gone', 'kept']);
       await resetHistories(run.table, [NS], ['claims']);
-      const index = await run.table.history.indexed(NS, 'claims', 100);
+      const index = (await run.table.history.indexed(NS, 'claims')).states;
       const objects = (await call(run, 'GET', `${base}/claims`)).body.items as ApiObject[];
       expect(objects.map((object) => (object.metadata as { name: string }).name)).toEqual(['kept', 'unread']);
       for (const object of objects)
-        expect(index!.get((object.metadata as { name: string }).name)).toMatchObject({
+        expect(index.get((object.metadata as { name: string }).name)).toMatchObject({
           fingerprint: fingerprint(object),
           gone: false,
         });
-      expect(index!.get('gone')?.gone).toBe(true);
+      expect(index.get('gone')?.gone).toBe(true);
     } finally {
       await run.close();
     }

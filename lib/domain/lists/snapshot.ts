@@ -40,6 +40,11 @@ export interface SnapshotInput {
   /** The objects the page shows. */
   shown: readonly ApiObject[];
   indexed: ReadonlyMap<string, IndexedState>;
+  /**
+   * Whether `indexed` is the whole index (else only the objects shown): an object not shown that the
+   * index holds as there is then waited for; without the whole index, its DELETED may come in a watch.
+   */
+  indexComplete?: boolean;
   /** Every event after the base the history holds, in order, up to `readTo`. */
   events: readonly PlacedEvent[];
   /** How far the history was read (a position at or above the base). */
@@ -120,8 +125,9 @@ export function snapshotOf(input: SnapshotInput): Snapshot {
     ]),
   );
   const names = new Set([...shown.keys(), ...chains.keys()]);
-  for (const [name, state] of input.indexed)
-    if (!state.gone && selects(selection, selectableRecord(state.selectable))) names.add(name);
+  if (input.indexComplete !== false)
+    for (const [name, state] of input.indexed)
+      if (!state.gone && selects(selection, selectableRecord(state.selectable))) names.add(name);
   const waitingFor: string[] = [];
   const toCheck: string[] = [];
   /** By name, the position after which its events are applied. */

@@ -393,7 +393,7 @@ async function indexAfresh(table: Table, namespace: string, resource: Resource, 
     }
     after = page.last;
   }
-  for (const [name, state] of (await table.history.indexed(namespace, resource, Infinity)) ?? [])
+  for (const [name, state] of (await table.history.indexed(namespace, resource)).states)
     if (!present.has(name) && !state.gone)
       await table.history.indexObject(namespace, resource, name, seq, { ...state, gone: true }, expiresAt);
 }

@@ -16,10 +16,13 @@
  * 2. The index is read before the entries: every state the index holds was appended before the entries
  *    are read, so an object with no event above the base read has its index state at or below it.
  * 3. An object shown as the history has no state of yet (its change is on its way) is waited for, until
- *    `listWaitMs` (5 s): the history function is rarely more than a second behind. Past it, or when
- *    the collection's index has more than INDEXED_AT_MOST objects, or the list has more than one page,
- *    the list answers as before: the head it read before its page, which shows every change at or below
- *    it; a change the list shows may then come again in a watch from it (docs/kubectl.md, "Watch").
+ *    `listWaitMs` (5 s): the history function is rarely more than a second behind. Past it, or when the
+ *    list has more than one page, the list answers as before: the head it read before its page, which
+ *    shows every change at or below it; a change the list shows may then come again in a watch from it
+ *    (docs/kubectl.md, "Watch"). So is an object the list does not show that the index holds as there
+ *    (gone just before the list, its DELETED on its way): waited for. A list reads INDEXED_AT_MOST of the
+ *    index's items at most, so its cost stays bounded; past them it reads only the items of the objects
+ *    it shows, and such a DELETED may come in the watch from it, of an object it did not show.
  * 4. A claim whose lease ended is left out of lists before it is deleted: the list does not wait for its
  *    DELETED, which a watch from R answers when it comes.
  * 5. Objects made before the index was kept (a deployment upgraded) have no state in it until they
@@ -32,7 +35,7 @@ import { isAllocationResource, type Resource } from '../../domain/kinds.ts';
 import { leaseExpired } from '../../domain/objects/leases.ts';
 import { timestamp, type ApiObject } from '../../domain/objects/objects.ts';
 import type { ClaimRecord } from '../../domain/objects/records.ts';
-import type { Selection } from '../../domain/lists/selection.ts';
+import { requiredField, type Selection } from '../../domain/lists/selection.ts';
 import { snapshotOf, type PlacedEvent } from '../../domain/lists/snapshot.ts';
 import type { ObjectState } from '../../domain/lists/watch.ts';
 import { objectKey } from '../../store/keys.ts';
@@ -41,8 +44,8 @@ import { afterEntry, positionOf, versionOf } from './changes.ts';
 
 /** How long a list waits for the history to hold the states it shows. */
 export const LIST_WAIT_MS = 5_000;
-/** Above this many objects in a collection's index, a list does not read it (see 3.). */
-export const INDEXED_AT_MOST = 5_000;
+/** A list reads this many of the index's items at most; past them, those of the objects it shows (3.). */
+export const INDEXED_AT_MOST = 1_000;
 const POLL_MS = 25;
 /** An object this old that the index never held was made before it was kept (see 5.). */
 const UNINDEXED_AFTER_MS = 60_000;
@@ -74,8 +77,15 @@ export async function snapshotList(
   const checked = new Set<string>();
   let readTo = positionOf(base).seq;
   for (let wait = POLL_MS; ; wait = Math.min(wait * 2, 200)) {
-    const indexed = await ctx.table.history.indexed(namespace, resource, INDEXED_AT_MOST);
-    if (!indexed) return undefined;
+    // A list of one name can show nothing else: that name's item is the whole index it needs.
+    const named = requiredField(selection, 'metadata.name');
+    const index =
+      named === undefined
+        ? await ctx.table.history.indexed(namespace, resource, INDEXED_AT_MOST)
+        : { states: await ctx.table.history.indexedNamed(namespace, resource, [named]), complete: true };
+    const indexed = index.complete
+      ? index.states
+      : await ctx.table.history.indexedNamed(namespace, resource, page.map(nameOf));
     for (;;) {
       const entries = await ctx.table.history.after(namespace, resource, readTo, 100);
       for (const entry of entries) {
@@ -93,6 +103,7 @@ export async function snapshotList(
       base,
       shown: page,
       indexed,
+      indexComplete: index.complete,
       events,
       readTo: afterEntry(readTo),
       leftOut,
