@@ -1,9 +1,11 @@
 /**
  * The repair sweep's schedule for `npm start` (the deployed stack runs it from EventBridge Scheduler):
- * once at start, so what a crash left behind is healed within a minute of the restart, then every
- * `intervalMs`. One sweep at a time; every registered namespace, one budgeted run each.
+ * once at start, again once everything made before the start is past the sweep's grace period, so what
+ * a crash left behind is healed within a minute of the restart, then every `intervalMs`. One sweep at a
+ * time; every registered namespace, one budgeted run each.
  */
 import type { ClaimContext } from '../service/context.ts';
+import { REPAIR_GRACE_MS } from '../service/repair/state.ts';
 import { REPAIR_KINDS, sweepAll, totalFixed, type RepairReport } from '../service/repair/sweep.ts';
 
 /** The local default: a third of a minute, so an orphan past its 30-second grace waits at most 20 s more. */
@@ -51,6 +53,10 @@ export function startRepairLoop(
     return running;
   };
   void sweep();
+  // What a crash left a moment before the start (an object whose holding was never written) is young
+  // at the first sweep: this one finds it past its grace, rather than up to an interval later.
+  const pastGrace = setTimeout(() => void sweep(), REPAIR_GRACE_MS + 1_000);
+  pastGrace.unref();
   const timer = setInterval(() => void sweep(), intervalMs);
   timer.unref();
   return {
@@ -58,6 +64,7 @@ export function startRepairLoop(
     fixed,
     async stop() {
       stopping.abort();
+      clearTimeout(pastGrace);
       clearInterval(timer);
       await running;
     },
