@@ -6,15 +6,12 @@
  * often than a page pages with "Older holdings". `UPDATE_DOCS=1` also writes the screenshot
  * docs/console.md shows.
  */
-import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { claim, client, indexPool, startTestAllot } from '../helpers/allot.ts';
-import { browserMissing, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { browserMissing, docsShot, launchBrowser, readerText, type TestBrowser } from '../helpers/browser.ts';
 
-const UPDATE_DOCS = process.env.UPDATE_DOCS === '1';
-const SHOTS = 'docs/console';
 const TIMEOUT = 90_000;
 const POOL = { kind: 'IndexPool', name: 'vlan-history' };
 /** Holdings a page on a value's page (lib/console/app/views/value.ts, HISTORY_PAGE). */
@@ -44,19 +41,11 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')(
       await allot?.close();
     });
 
-    /** A screenshot for docs/console.md, written only when UPDATE_DOCS=1. */
-    async function shot(name: string) {
-      if (!UPDATE_DOCS) return;
-      mkdirSync(SHOTS, { recursive: true });
-      await page.evaluate('document.activeElement?.blur()'); // no focus ring in the docs
-      await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true, animations: 'disabled' });
-    }
+    const shot = (name: string) => docsShot(page, name);
 
     /** Waits for a page to show something: the console polls every 2 s and the stream lags a little. */
     const poll = <T>(check: () => Promise<T> | T) => expect.poll(check, { timeout: 15_000, interval: 100 });
-    /** A locator's text with its whitespace runs made single spaces, as a reader sees it. */
-    const textOf = async (locator: ReturnType<Page['locator']>) =>
-      ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    const textOf = readerText;
     /** A value's holdings as the API answers them: [claim name or null, ended or null], newest first. */
     const history = async (value: number) => {
       const answer = await api.get(`indexpools/vlan-history/history?value=${value}&limit=100`);

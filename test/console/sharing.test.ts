@@ -5,15 +5,12 @@
  * through the form until its limit makes a claim wait `QuotaExceeded`; the operator sees each holder with
  * its namespace. `UPDATE_DOCS=1` also writes the screenshots docs/console.md shows.
  */
-import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { LocalAllot } from '../../lib/local/server.ts';
 import { claim, client, startTestAllot } from '../helpers/allot.ts';
-import { browserMissing, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { browserMissing, docsShot, launchBrowser, readerText, type TestBrowser } from '../helpers/browser.ts';
 
-const UPDATE_DOCS = process.env.UPDATE_DOCS === '1';
-const SHOTS = 'docs/console';
 const TIMEOUT = 90_000;
 
 describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')(
@@ -38,19 +35,11 @@ describe.skipIf(browserMissing !== undefined && process.env.CI !== 'true')(
       await allot?.close();
     });
 
-    /** A screenshot for docs/console.md, written only when UPDATE_DOCS=1. */
-    async function shot(name: string) {
-      if (!UPDATE_DOCS) return;
-      mkdirSync(SHOTS, { recursive: true });
-      await page.evaluate('document.activeElement?.blur()'); // no focus ring in the docs
-      await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true, animations: 'disabled' });
-    }
+    const shot = (name: string) => docsShot(page, name);
 
     /** Waits for a page to show something: the console polls every 2 s and the stream lags a little. */
     const poll = <T>(check: () => Promise<T> | T) => expect.poll(check, { timeout: 15_000, interval: 100 });
-    /** A locator's text with its whitespace runs made single spaces, as a reader sees it. */
-    const textOf = async (locator: ReturnType<Page['locator']>) =>
-      ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    const textOf = readerText;
     const open = (hash: string) => page.goto(`${allot.url}/${hash}`);
     const claimButton = () => page.getByRole('button', { name: 'Claim', exact: true });
     const result = () => page.locator('#claim-result');

@@ -3,10 +3,10 @@
  * nothing), headless, with a throwaway profile. Where there is no Chromium the tests are skipped with
  * one line saying why; under CI=true that is a failure instead (.ci/run installs the package).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.ALLOT_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -46,3 +46,18 @@ export async function launchBrowser(options: { colorScheme?: 'light' | 'dark' } 
     },
   };
 }
+
+/** Where the console's tests write the screenshots docs/console.md shows. */
+export const SHOTS = 'docs/console';
+
+/** A screenshot for docs/console.md, written only when UPDATE_DOCS=1. */
+export async function docsShot(page: Page, name: string): Promise<void> {
+  if (process.env.UPDATE_DOCS !== '1') return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.evaluate('document.activeElement?.blur()'); // no focus ring in the docs
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true, animations: 'disabled' });
+}
+
+/** A locator's text with its whitespace runs made single spaces, as a reader sees it. */
+export const readerText = async (locator: Locator): Promise<string> =>
+  ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
