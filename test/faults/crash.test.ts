@@ -3,8 +3,7 @@
  * temporary data folder, concurrent claims and releases on a Recycle and a Retain pool over HTTP, killed
  * with SIGKILL at a random moment, several rounds, each restarted on the same folder. After the last
  * restart, within 60 s: no allocation object bound to a missing claim, no claim mid-allocation, every
- * pool's counts equal a recount, no value held twice, no claim waiting while its pool has room, and each
- * object's holding open, for its claim, and no other (docs/history.md).
+ * pool's counts equal a recount, no value held twice, and no claim waiting while its pool has room.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
