@@ -2,8 +2,9 @@
  * The holdings of values (domain/objects/holdings.ts), kept by the history function: each holding is
  * three items (keys.ts `holdingKeys`: by value, by pool, by claim; two more, a tenant's, for a claim of
  * another namespace), put once by a conditional put under a key the stream record names, and ended once
- * by a conditional update. The value's item is written first and decides; an end that died part way is
- * finished from it when the record comes again.
+ * by a conditional update. The value's item decides: a start puts it last, an end writes it first, so
+ * a start or an end cut short is finished from it and the open mark, when the record comes again or by
+ * the repair sweep (service/repair/holdings.ts).
  */
 import {
   BatchWriteCommand,
@@ -15,7 +16,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Holding, HoldingEnd } from '../domain/objects/holdings.ts';
-import type { TableClient } from './client.ts';
+import { itemKeyText, type TableClient } from './client.ts';
 import type { Item } from './items.ts';
 import type { ItemKey } from '../domain/objects/records.ts';
 import {
@@ -79,8 +80,11 @@ export class Holdings {
 
   /**
    * Puts a holding's items and its open mark (each once: a put that finds its item there changes
-   * nothing; the mark goes first, so a holding is never open without it). In a prefix pool its length's
-   * mark goes before them all, so `?within=` never misses a holding for not knowing its length.
+   * nothing). The mark goes first, so a holding is never open without it; the value's copy goes last, so
+   * a start cut short leaves the mark without it, and the repair sweep finishes the start from the mark.
+   * A record that comes again after its holding ended finds the value's copy ended, and takes the mark
+   * it put away again. In a prefix pool its length's mark goes before them all, so `?within=` never
+   * misses a holding for not knowing its length.
    */
   async start(stored: StoredHolding): Promise<void> {
     const length = holdingLengthKey(holdingPool(stored.holding), stored.holding.value);
@@ -88,20 +92,36 @@ export class Holdings {
       await this.io.doc.send(
         new PutCommand({ TableName: this.io.tableName, Item: { ...length, t: 'holding-length' } }),
       );
-    await this.io.doc.send(
+    // Conditional too: the mark of a start cut short says what its first delivery put in the copies.
+    await this.io.conditional(
       new PutCommand({
         TableName: this.io.tableName,
         Item: { ...keysOf(stored).open, t: 'holding-open', start: stored.start, holding: stored.holding },
+        ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
-    for (const key of copiesOf(stored))
-      await this.io.conditional(
-        new PutCommand({
-          TableName: this.io.tableName,
-          Item: { ...key, t: 'holding', start: stored.start, holding: stored.holding },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
+    const [byValue, ...others] = copiesOf(stored);
+    for (const key of others) await this.putCopy(stored, key);
+    if (!(await this.putCopy(stored, byValue!)) && (await this.endedAt(byValue!)))
+      await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: keysOf(stored).open }));
+  }
+
+  private putCopy(stored: StoredHolding, key: ItemKey): Promise<boolean> {
+    return this.io.conditional(
+      new PutCommand({
+        TableName: this.io.tableName,
+        Item: { ...key, t: 'holding', start: stored.start, holding: stored.holding },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  /** Whether the holding copy at `key` has ended (read consistently). */
+  private async endedAt(key: ItemKey): Promise<boolean> {
+    const result = await this.io.doc.send(
+      new GetCommand({ TableName: this.io.tableName, Key: key, ConsistentRead: true }),
+    );
+    return (result.Item?.holding as Holding | undefined)?.until !== undefined;
   }
 
   /**
@@ -197,6 +217,17 @@ export class Holdings {
     await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: keysOf(stored).open }));
   }
 
+  /**
+   * Takes a holding back without a trace (its copies and its open mark): only one the repair sweep
+   * started in a lost record's stead, when the record's own holding turned up open beside it.
+   */
+  async remove(stored: StoredHolding): Promise<void> {
+    // The value's copy last but the mark: cut short, the holding is still one the sweep finds and takes.
+    const [byValue, ...others] = copiesOf(stored);
+    for (const key of [...others, byValue!, keysOf(stored).open])
+      await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: key }));
+  }
+
   /** The pool's open holdings (consistently), page after page. */
   async *open(pool: PoolId): AsyncGenerator<StoredHolding> {
     for await (const item of this.io.pages({
@@ -206,6 +237,20 @@ export class Holdings {
       ConsistentRead: true,
     }))
       yield { holding: item.holding as Holding, start: item.start as string };
+  }
+
+  /**
+   * The holdings the open marks name, as their value's copies (which decide) say, read consistently, in
+   * the marks' order: undefined where the copy was never put (a start cut short after its mark), ended
+   * where an end was cut short before the mark went.
+   */
+  async asTheirCopiesSay(marks: readonly StoredHolding[]): Promise<(StoredHolding | undefined)[]> {
+    const keys = marks.map((stored) => keysOf(stored).byValue);
+    const found = await this.io.getByKey(keys, true);
+    return keys.map((key) => {
+      const item = found.get(itemKeyText(key));
+      return item && { holding: item.holding as Holding, start: item.start as string };
+    });
   }
 
   /** The newest holdings of every claim named `name` in `namespace` (consistently). */

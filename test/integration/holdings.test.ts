@@ -4,13 +4,21 @@
  * both stores. A holding survives its claim's release, Retain and a rebind, the object's deletion and the
  * pool's, and is written once however often its record comes.
  */
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import { holdingKeys, holdingStart } from '../../lib/store/keys.ts';
+import { holdingKeys, holdingStart, type PoolId } from '../../lib/store/keys.ts';
+import type { Holdings } from '../../lib/store/holdings.ts';
 import { sweepNamespace } from '../../lib/service/repair/sweep.ts';
 import { claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
 
 const { allot, api } = useTestAllot();
+
+/** A pool's open marks, as the repair sweep reads them. */
+async function openMarks(holdings: Holdings, pool: PoolId) {
+  const open = [];
+  for await (const stored of holdings.open(pool)) open.push(stored);
+  return open;
+}
 const ref = (name: string) => ({ kind: 'IndexPool', name });
 
 /** The pool's holdings of a value, once the history function has written `count` of them. */
@@ -189,6 +197,116 @@ describe('the history of a value', () => {
     await eventually(async () =>
       expect((await holdingsOf('lost', `value=${value}`, 1))[0]!.ended).toBe('Released'),
     );
+  });
+
+  it('is not misled by an object that changed while the sweep walked: it starts and ends nothing', async () => {
+    // Found by the crash test: the sweep saw a Retain object bound to its claim, the claim was released
+    // and the history function recorded it, and then the sweep read the open holdings and started the
+    // released claim's holding again (and, past no grace, would end the object's new unbound one).
+    await api.put('indexpools/walked', indexPool('walked', ['1..9'], { reclaimPolicy: 'Retain' }));
+    const made = await api.post('claims', claim('walked', ref('walked')));
+    const value = made.body.status.value as string;
+    await holdingsOf('walked', `value=${value}`, 1);
+    const read = allot.table.holdings.open.bind(allot.table.holdings);
+    let releasedMeanwhile = false;
+    const between = vi.spyOn(allot.table.holdings, 'open').mockImplementation(async function* (pool) {
+      if (pool.name === 'walked' && !releasedMeanwhile) {
+        releasedMeanwhile = true;
+        expect((await api.delete('claims/walked')).status).toBe(200);
+        await eventually(async () =>
+          expect((await holdingsOf('walked', `value=${value}`, 2))[0]!.claim).toBeUndefined(),
+        );
+      }
+      yield* read(pool);
+    });
+    try {
+      const report = await sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0, graceMs: 0 });
+      expect(releasedMeanwhile).toBe(true);
+      expect(report.fixed.lostHolding).toBe(0);
+    } finally {
+      between.mockRestore();
+    }
+    const [unbound, released] = await holdingsOf('walked', `value=${value}`, 2);
+    expect(released).toMatchObject({ claim: { uid: made.body.metadata.uid }, ended: 'Released' });
+    expect(unbound!.claim).toBeUndefined();
+    expect(unbound!.until).toBeUndefined();
+  });
+
+  it('finishes a start or an end the history function was killed in the middle of', async () => {
+    // Found by the crash test: killed between a holding's open mark and its copies, the local server's
+    // history function (no journal with dynalite) never came back to it, and the sweep took the mark for
+    // the holding.
+    await api.put('indexpools/halfway', indexPool('halfway', ['1..9']));
+    const made = await api.post('claims', claim('halfway', ref('halfway')));
+    const value = made.body.status.value as string;
+    const [held] = await holdingsOf('halfway', `value=${value}`, 1);
+    const pool = { namespace: 'default', kind: 'IndexPool' as const, name: 'halfway' };
+    const [stored] = await allot.table.holdings.latestOfValue(pool, value, 1);
+    const keys = holdingKeys(pool, value, held!.claim, stored!.start);
+    const send = (command: DeleteCommand | PutCommand | UpdateCommand) =>
+      allot.table.doc.send(command as never);
+    for (const key of [keys.byValue, keys.byPool, keys.byClaim!])
+      await send(new DeleteCommand({ TableName: allot.table.tableName, Key: key }));
+    await holdingsOf('halfway', `value=${value}`, 0);
+    const sweep = () => sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0, graceMs: 0 });
+    expect((await sweep()).fixed.lostHolding).toBe(1);
+    expect(await holdingsOf('halfway', `value=${value}`, 1)).toEqual([held]);
+    // Released: then as if the end had written the value's copy only, and not yet taken the mark away.
+    await api.delete('claims/halfway');
+    const [ended] = await eventually(async () => {
+      const items = (await api.get('indexpools/halfway/history')).body.items;
+      expect(items[0]!.until).toBeDefined();
+      expect(await openMarks(allot.table.holdings, pool)).toEqual([]);
+      return items;
+    });
+    await send(
+      new UpdateCommand({
+        TableName: allot.table.tableName,
+        Key: keys.byPool,
+        UpdateExpression: 'REMOVE #h.#until, #h.#ended',
+        ExpressionAttributeNames: { '#h': 'holding', '#until': 'until', '#ended': 'ended' },
+      }),
+    );
+    await send(
+      new PutCommand({
+        TableName: allot.table.tableName,
+        Item: { ...keys.open, t: 'holding-open', start: stored!.start, holding: held },
+      }),
+    );
+    expect((await api.get('indexpools/halfway/history')).body.items).toEqual([held]);
+    expect((await sweep()).fixed.lostHolding).toBe(1);
+    expect((await api.get('indexpools/halfway/history')).body.items).toEqual([ended]);
+    expect((await sweep()).found.lostHolding).toBe(0);
+  });
+
+  it('keeps one open holding per object: a record again after its end, and the sweep’s start beside the record’s', async () => {
+    await api.put('indexpools/twice', indexPool('twice', ['1..9']));
+    const made = await api.post('claims', claim('twice', ref('twice')));
+    const value = made.body.status.value as string;
+    const [held] = await holdingsOf('twice', `value=${value}`, 1);
+    const pool = { namespace: 'default', kind: 'IndexPool' as const, name: 'twice' };
+    const openOf = () => openMarks(allot.table.holdings, pool);
+    // The sweep started the holding too, at the moment the history function did (each read the other's
+    // absence): the sweep's goes, the record's stays.
+    const swept = new Date().toISOString();
+    await allot.table.holdings.start({
+      holding: { ...(held as any), from: swept },
+      start: holdingStart(swept, '0'),
+    });
+    expect(await openOf()).toHaveLength(2);
+    const report = await sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0, graceMs: 0 });
+    expect(report.fixed.lostHolding).toBe(1);
+    const [kept] = await openOf();
+    expect((await openOf()).map((stored) => stored.holding.from)).toEqual([held!.from]);
+    expect(await holdingsOf('twice', `value=${value}`, 1)).toEqual([held]);
+    // Released; then the claim's first record comes again: its holding stays ended, and not open.
+    await api.delete('claims/twice');
+    await eventually(async () =>
+      expect((await holdingsOf('twice', `value=${value}`, 1))[0]!.until).toBeDefined(),
+    );
+    await allot.table.holdings.start(kept!);
+    expect(await openOf()).toEqual([]);
+    expect((await holdingsOf('twice', `value=${value}`, 1))[0]!.ended).toBe('Released');
   });
 });
 
