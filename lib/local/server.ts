@@ -208,14 +208,17 @@ async function serve(
     options.dataDir === ':memory:'
       ? new MemoryEventSink()
       : new FileEventSink(join(options.dataDir, 'events.jsonl'));
-  const stream =
-    options.stream !== false ? await startStreamFunction(store, tableName, table, events) : undefined;
   // The history function's own client, as deployed (a function of its own): its writes, which follow
   // every change a moment later, are not the stream's or the API's (tests count those by their client).
   const historyClient = options.stream !== false ? store.client() : undefined;
-  const history = historyClient
-    ? await startHistoryFunction(options, store, tableName, historyClient)
-    : undefined;
+  const historyTable = historyClient && new Table({ tableName, client: historyClient });
+  // The history's reader keeps no journal with dynalite: positions from before this start are gone. Marked
+  // before the stream function replays its journal, so the reader hears every write that replay makes.
+  if (historyTable && store.kind === 'dynalite' && options.dataDir !== ':memory:')
+    await restartHistories(historyTable);
+  const stream =
+    options.stream !== false ? await startStreamFunction(store, tableName, table, events) : undefined;
+  const history = historyTable ? await startHistoryFunction(store, tableName, historyTable) : undefined;
   const apiClient = options.apiClient?.(store.endpoint);
   const httpHandler = createHttpHandler({
     table: apiClient ? new Table({ tableName, client: apiClient }) : table,
@@ -292,14 +295,10 @@ async function startStreamFunction(
 
 /** The history function, the stream's second reader (for watches), on its own client. */
 async function startHistoryFunction(
-  options: LocalAllotOptions,
   store: AllotStore,
   tableName: string,
-  historyClient: DynamoDBClient,
+  historyTable: Table,
 ): Promise<StreamFeed | undefined> {
-  const historyTable = new Table({ tableName, client: historyClient });
-  // The history's reader keeps no journal with dynalite: positions from before this start are gone.
-  if (store.kind === 'dynalite' && options.dataDir !== ':memory:') await restartHistories(historyTable);
   const historyHandler = createHistoryHandler({ table: historyTable }, { prune: true });
   return store.startStream(tableName, {
     handler: (event) => historyHandler(event, fakeContext('allot-history')),
