@@ -3,7 +3,8 @@
  * temporary data folder, concurrent claims and releases on a Recycle and a Retain pool over HTTP, killed
  * with SIGKILL at a random moment, several rounds, each restarted on the same folder. After the last
  * restart, within 60 s: no allocation object bound to a missing claim, no claim mid-allocation, every
- * pool's counts equal a recount, no value held twice, and no claim waiting while its pool has room.
+ * pool's counts equal a recount, no value held twice, no claim waiting while its pool has room, and each
+ * object's holding open, for its claim, and no other (docs/history.md).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,9 +64,11 @@ describe('a crash of the local server', () => {
       await server.exited;
       replayed += replayedIn(server.log);
     }
+    const restartedAt = new Date().toISOString();
     server = await startServer(dataDir);
     const { found, healedMs } = await healed(server.url, POOLS, HEAL_WITHIN_MS);
-    if (found.length > 0 || process.env.CRASH_DEBUG) console.log(server.log.join('').slice(-4000));
+    if (found.length > 0 || process.env.CRASH_DEBUG)
+      console.log(`restarted at ${restartedAt}\n${server.log.join('').slice(-4000)}`);
     replayed += replayedIn(server.log);
     const repairs = server.log
       .join('')

@@ -175,12 +175,44 @@ export async function violations(url: string, pools: readonly TestPool[]): Promi
       if (condition?.status === 'False' && Number(shown.free) > 0)
         found.push(`claim ${claim.metadata.name} waits (${condition.reason}) while ${pool.name} has room`);
     }
+    found.push(...(await holdingViolations(url, pool.name, objects)));
     const total = Number(pool.range.split('..')[1]);
     if (shown.allocated !== objects.length || Number(shown.free) !== total - objects.length)
       found.push(
         `${pool.name} says allocated ${shown.allocated}, free ${shown.free}; a recount gives ${objects.length}, ${total - objects.length}`,
       );
   }
+  return found;
+}
+
+/**
+ * Who held what (docs/history.md), against the objects: each object has exactly one open holding, for
+ * the claim it names (or none), and no other holding of the pool is open.
+ */
+async function holdingViolations(url: string, pool: string, objects: any[]): Promise<string[]> {
+  const all: any[] = [];
+  for (let next: string | undefined, first = true; first || next; first = false) {
+    const query = `limit=1000${next ? `&continue=${encodeURIComponent(next)}` : ''}`;
+    const page = (await call(url, 'GET', `indexpools/${pool}/history?${query}`)).body;
+    all.push(...page.items);
+    next = page.metadata.continue;
+  }
+  const open = all.filter((holding) => holding.until === undefined);
+  const found: string[] = [];
+  for (const object of objects) {
+    const mine = open.filter((holding) => holding.allocation.uid === object.metadata.uid);
+    const claim = object.spec.claimRef?.uid || undefined;
+    if (mine.length !== 1 || mine[0].claim?.uid !== claim) {
+      // The value's whole past, so a finding says how it came about.
+      const past = all.filter((holding) => holding.value === String(object.spec.index));
+      found.push(
+        `${pool}: ${object.metadata.name} (claim ${claim}, made ${object.metadata.creationTimestamp}, seen ${new Date().toISOString()}) has open holdings ${JSON.stringify(mine)}; the value's past: ${JSON.stringify(past)}`,
+      );
+    }
+  }
+  for (const holding of open)
+    if (!objects.some((object) => object.metadata.uid === holding.allocation.uid))
+      found.push(`${pool}: an open holding of an object that is gone: ${JSON.stringify(holding)}`);
   return found;
 }
 
