@@ -61,7 +61,8 @@ export const FUNCTION_SETTINGS: Readonly<Record<AllotFunctionName, FunctionSetti
     description: 'Allot repair sweep: scheduled over every namespace, and on demand for one; lease expiry',
     // A run stops well before this (it leaves a cursor); one namespace's run is bounded by its budget.
     timeout: Duration.minutes(2),
-    tableActions: ITEM_ACTIONS,
+    // BatchGetItem: the open holdings' marks read against their copies (service/repair/holdings.ts).
+    tableActions: [...ITEM_ACTIONS, 'dynamodb:BatchGetItem'],
     queriedIndexes: [ALLOCATIONS_INDEX, WAITING_INDEX, LEASES_INDEX],
   },
   'claim-resource': {

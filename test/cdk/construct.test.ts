@@ -442,7 +442,8 @@ describe('permissions', () => {
     [
       'repair',
       {
-        table: sorted(ITEM_ACTIONS),
+        // BatchGetItem: the open holdings' marks read against their copies.
+        table: sorted([...ITEM_ACTIONS, 'dynamodb:BatchGetItem']),
         'index/allocations': ['dynamodb:Query'],
         'index/waiting': ['dynamodb:Query'],
         // The lease expiry's every minute (service/leases/leases.ts).

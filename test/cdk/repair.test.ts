@@ -60,7 +60,7 @@ describe('the repair sweep in the stack', () => {
     expect(() => build({ repairInterval: Duration.seconds(90) })).toThrow(/whole number of minutes/);
   });
 
-  it('lets the function read and write items and query the three indexes, and nothing else of DynamoDB', () => {
+  it('lets the function read (one by one and in batches) and write items and query the three indexes, and nothing else of DynamoDB', () => {
     const role = idOf(stack, service.functions.repair.role!);
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
       .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${role}"`))
@@ -76,6 +76,7 @@ describe('the repair sweep in the stack', () => {
           'dynamodb:UpdateItem',
           'dynamodb:DeleteItem',
           'dynamodb:Query',
+          'dynamodb:BatchGetItem',
         ],
         Resource: { 'Fn::GetAtt': [table, 'Arn'] },
       },
