@@ -5,7 +5,7 @@
  * time; every registered namespace, one budgeted run each.
  */
 import type { ClaimContext } from '../service/context.ts';
-import { REPAIR_GRACE_MS } from '../service/repair/state.ts';
+import { REPAIR_GRACE_MS, type SweepOptions } from '../service/repair/state.ts';
 import { REPAIR_KINDS, sweepAll, totalFixed, type RepairReport } from '../service/repair/sweep.ts';
 
 /** The local default: a third of a minute, so an orphan past its 30-second grace waits at most 20 s more. */
@@ -27,6 +27,7 @@ export function startRepairLoop(
   ctx: ClaimContext,
   intervalMs: number,
   log: (line: string) => void = (line) => console.error(line),
+  options: Pick<SweepOptions, 'historySince'> = {},
 ): RepairLoop {
   const fixed: Record<string, number> = Object.fromEntries(REPAIR_KINDS.map((kind) => [kind, 0]));
   const stopping = new AbortController();
@@ -36,7 +37,7 @@ export function startRepairLoop(
     running = running.then(async () => {
       if (signal.aborted) return [];
       try {
-        const reports = await sweepAll(ctx, { signal });
+        const reports = await sweepAll(ctx, { signal, ...options });
         const total = totalFixed(reports);
         const repaired = REPAIR_KINDS.filter((kind) => total[kind] > 0);
         for (const kind of repaired) fixed[kind] = (fixed[kind] ?? 0) + total[kind];

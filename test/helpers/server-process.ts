@@ -226,6 +226,11 @@ export async function healed(
   let found: string[] = [];
   for (;;) {
     found = await violations(url, pools);
+    if (process.env.HEAL_DEBUG && found.length > 0)
+      console.log(
+        Date.now() - started,
+        found.map((f) => f.slice(0, 400)),
+      );
     if (found.length === 0 || Date.now() - started > withinMs) break;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }

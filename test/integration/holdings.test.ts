@@ -199,6 +199,26 @@ describe('the history of a value', () => {
     );
   });
 
+  it('mends at once, after a restart of a reader without a journal, what was lost before the restart', async () => {
+    await api.put('indexpools/restarted', indexPool('restarted', ['1..9']));
+    const made = await api.post('claims', claim('restarted', ref('restarted')));
+    const value = made.body.status.value as string;
+    const [held] = await holdingsOf('restarted', `value=${value}`, 1);
+    const pool = { namespace: 'default', kind: 'IndexPool' as const, name: 'restarted' };
+    const [stored] = await allot.table.holdings.latestOfValue(pool, value, 1);
+    const keys = holdingKeys(pool, value, held!.claim, stored!.start);
+    for (const key of [keys.byValue, keys.byPool, keys.byClaim!, keys.open])
+      await allot.table.doc.send(new DeleteCommand({ TableName: allot.table.tableName, Key: key }));
+    const sweep = (historySince?: number) =>
+      sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0, historySince });
+    // Within the grace period the record may still come, unless the reader began after the change.
+    expect((await sweep()).found.lostHolding).toBe(0);
+    expect((await sweep(Date.now() + 2_000)).fixed.lostHolding).toBe(1);
+    const [again] = await holdingsOf('restarted', `value=${value}`, 1);
+    expect(again).toMatchObject({ claim: { uid: made.body.metadata.uid } });
+    expect(again!.until).toBeUndefined();
+  });
+
   it('is not misled by an object that changed while the sweep walked: it starts and ends nothing', async () => {
     // Found by the crash test: the sweep saw a Retain object bound to its claim, the claim was released
     // and the history function recorded it, and then the sweep read the open holdings and started the

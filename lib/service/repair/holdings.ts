@@ -34,11 +34,21 @@ import { allocationKey, holdingStart } from '../../store/keys.ts';
 import { DEFAULT_HOLDING_RETENTION_DAYS } from '../../domain/objects/holdings.ts';
 import { releasedOrExpired, removalOf, SWEPT } from '../history/holdings.ts';
 import { fix, spend, type Sweep } from './state.ts';
-import { olderThanGrace, type PoolWalk } from './walk.ts';
+import type { PoolWalk } from './walk.ts';
 
 const same = (stored: StoredHolding, object: AllocationRecord) =>
   stored.holding.allocation.uid === object.metadata.uid &&
   stored.holding.claim?.uid === (object.spec.claimRef?.uid || undefined);
+
+/**
+ * Whether a holding's state since `at` (an object made, a holding started) is settled for the sweep:
+ * past the grace period, or from before the history function began to read (then a record of it that
+ * the function has not read, it never will).
+ */
+const settled = (sweep: Sweep, at: string) =>
+  Date.now() - Date.parse(at) >= sweep.graceMs ||
+  // An object's time has whole seconds: a second more, so one made just after is never taken for one before.
+  (sweep.historySince !== undefined && Date.parse(at) + 1000 <= sweep.historySince);
 
 /** The item at a value's key now, read consistently (an object, a quarantine, or nothing). */
 async function atValue(
@@ -96,7 +106,7 @@ async function strayHoldings(
     : mine.slice(1).filter((stored) => stored.start.endsWith(SWEPT));
   const end: StoredHolding[] = [];
   for (const stored of holdings) {
-    if (mine.includes(stored) || Date.now() - Date.parse(stored.holding.from) < sweep.graceMs) continue;
+    if (mine.includes(stored) || !settled(sweep, stored.holding.from)) continue;
     const now = await atValue(sweep, walk.id, allocationKind, stored.holding.value);
     if (now?.t === 'alloc' ? !same(stored, now) : !quarantined(now, stored)) end.push(stored);
   }
@@ -118,7 +128,7 @@ async function openHoldings(sweep: Sweep, walk: PoolWalk): Promise<StoredHolding
   for (const [i, mark] of marks.entries()) {
     const copy = copies[i];
     if (copy && !copy.holding.until) open.push(copy);
-    else if (Date.now() - Date.parse(mark.holding.from) < sweep.graceMs) {
+    else if (!settled(sweep, mark.holding.from)) {
       if (!copy) open.push(mark);
     } else if (!copy) {
       await fix(sweep, 'lostHolding', async () => {
@@ -148,7 +158,10 @@ export async function checkHoldings(sweep: Sweep, walk: PoolWalk): Promise<void>
     open.set(stored.holding.value, [...(open.get(stored.holding.value) ?? []), stored]);
   const now = new Date().toISOString();
   for (const object of walk.objects.values()) {
-    if (!olderThanGrace(sweep, object) || open.get(object.value)?.some((stored) => same(stored, object)))
+    if (
+      !settled(sweep, object.metadata.creationTimestamp) ||
+      open.get(object.value)?.some((stored) => same(stored, object))
+    )
       continue;
     if (!(await stillWithout(sweep, walk, allocationKind, object))) continue;
     await fix(sweep, 'lostHolding', async () => {

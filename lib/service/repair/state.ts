@@ -57,6 +57,12 @@ export interface SweepOptions {
   restart?: boolean;
   /** Ends the run at the next unit of work, as a spent budget does (the local server stopping). */
   signal?: AbortSignal;
+  /**
+   * When (epoch ms) the history function began to read (the local server's start with dynalite, whose
+   * reader keeps no journal): a record of a change before then that it has not read, it never will, so
+   * an object or a holding older than that is past its grace for who held what.
+   */
+  historySince?: number;
 }
 
 /** Where a sweep cut short goes on: a pool kind (POOL_KINDS index; its length: the claims), a pool, a shard. */
@@ -96,6 +102,7 @@ export interface Sweep {
   stopBy: number;
   budget: number;
   signal?: AbortSignal;
+  historySince?: number;
   requests: number;
   cursor: Cursor;
   found: RepairCounts;

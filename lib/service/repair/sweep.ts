@@ -89,6 +89,7 @@ export async function sweepNamespace(
     stopBy: options.stopBy ?? Number.POSITIVE_INFINITY,
     budget: options.budget ?? REPAIR_BUDGET,
     signal: options.signal,
+    historySince: options.historySince,
     requests: 1,
     cursor: saved ? { ...saved } : { stage: 0, shard: 0 },
     found: zeroCounts(),
