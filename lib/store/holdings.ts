@@ -14,6 +14,7 @@ import {
   QueryCommand,
   UpdateCommand,
   type QueryCommandInput,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Holding, HoldingEnd } from '../domain/objects/holdings.ts';
 import { itemKeyText, type TableClient } from './client.ts';
@@ -198,22 +199,17 @@ export class Holdings {
     const final = stored.holding.until
       ? { until: stored.holding.until, ended: stored.holding.ended ?? ended }
       : { until, ended };
-    for (const key of copiesOf(stored))
-      await this.io.conditional(
-        new UpdateCommand({
-          TableName: this.io.tableName,
-          Key: key,
-          UpdateExpression: 'SET #h.#until = :until, #h.#ended = :ended, #ttl = :ttl',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#h.#until)',
-          ExpressionAttributeNames: {
-            '#h': 'holding',
-            '#until': 'until',
-            '#ended': 'ended',
-            '#ttl': TTL_ATTRIBUTE,
-          },
-          ExpressionAttributeValues: { ':until': final.until, ':ended': final.ended, ':ttl': expiresAt },
-        }),
-      );
+    await this.updateCopies(stored, {
+      UpdateExpression: 'SET #h.#until = :until, #h.#ended = :ended, #ttl = :ttl',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#h.#until)',
+      ExpressionAttributeNames: {
+        '#h': 'holding',
+        '#until': 'until',
+        '#ended': 'ended',
+        '#ttl': TTL_ATTRIBUTE,
+      },
+      ExpressionAttributeValues: { ':until': final.until, ':ended': final.ended, ':ttl': expiresAt },
+    });
     await this.io.doc.send(new DeleteCommand({ TableName: this.io.tableName, Key: keysOf(stored).open }));
   }
 
@@ -299,17 +295,21 @@ export class Holdings {
 
   /** A holding that ended `Released` by a claim whose lease had ended: `Expired`, on every copy. */
   async relabelExpired(stored: StoredHolding): Promise<void> {
+    await this.updateCopies(stored, {
+      UpdateExpression: 'SET #h.#ended = :expired',
+      ConditionExpression: '#h.#ended = :released',
+      ExpressionAttributeNames: { '#h': 'holding', '#ended': 'ended' },
+      ExpressionAttributeValues: { ':expired': 'Expired', ':released': 'Released' },
+    });
+  }
+
+  /** One conditional update of every copy of a holding, the value's first (a copy it misses is left be). */
+  private async updateCopies(
+    stored: StoredHolding,
+    update: Omit<UpdateCommandInput, 'TableName' | 'Key'>,
+  ): Promise<void> {
     for (const key of copiesOf(stored))
-      await this.io.conditional(
-        new UpdateCommand({
-          TableName: this.io.tableName,
-          Key: key,
-          UpdateExpression: 'SET #h.#ended = :expired',
-          ConditionExpression: '#h.#ended = :released',
-          ExpressionAttributeNames: { '#h': 'holding', '#ended': 'ended' },
-          ExpressionAttributeValues: { ':expired': 'Expired', ':released': 'Released' },
-        }),
-      );
+      await this.io.conditional(new UpdateCommand({ ...update, TableName: this.io.tableName, Key: key }));
   }
 
   /**
