@@ -2,7 +2,6 @@
  * The stream function's bookkeeping of a pool: group summaries (read by claims as a hint, written by
  * service/counts/tally.ts), the directory of summarised groups, and the pool's counts.
  */
-import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -74,6 +73,8 @@ export class Summaries {
   /**
    * Writes a group's bits and the markers of the changes that made them, in one write, if the group is
    * still at `version` (several batches may write one group); false when another write came first.
+   * `drop`: markers the pool's counts hold already, removed in the same write (an earlier batch's, left
+   * for this one to take away); `listed`: the directory lists the group (noted on the summary).
    */
   async writeGroup(
     pool: PoolId,
@@ -83,8 +84,10 @@ export class Summaries {
     markers: readonly { id: string; entries: MarkerEntry[] }[],
     marks: { holds?: Uint8Array; quarantines?: Uint8Array } = {},
     members?: ReadonlySet<string>,
+    { drop = [], listed = false }: { drop?: readonly string[]; listed?: boolean } = {},
   ): Promise<boolean> {
-    if (markers.length > MARKERS_PER_WRITE) throw new Error(`at most ${MARKERS_PER_WRITE} markers a write`);
+    if (markers.length > MARKERS_PER_WRITE || drop.length > MARKERS_PER_WRITE)
+      throw new Error(`at most ${MARKERS_PER_WRITE} markers a write`);
     const names: Record<string, string> = {};
     const values: Item = { ':b': storedBits(bits), ':v': (version ?? 0) + 1 };
     const set = ['b = :b', 'v = :v'];
@@ -105,14 +108,20 @@ export class Summaries {
       values[`:q${i}`] = entries;
       set.push(`#q${i} = :q${i}`);
     });
+    drop.forEach((id, i) => (names[`#d${i}`] = MARKER_ATTRIBUTE + id));
+    if (listed) {
+      set.push('l = :listed');
+      values[':listed'] = 1;
+    }
+    const remove = drop.length ? ` REMOVE ${drop.map((_, i) => `#d${i}`).join(', ')}` : '';
     if (version !== undefined) values[':was'] = version;
     return this.io.conditional(
       new UpdateCommand({
         TableName: this.io.tableName,
         Key: groupKey(pool, ref),
-        UpdateExpression: `SET ${set.join(', ')}`,
+        UpdateExpression: `SET ${set.join(', ')}${remove}`,
         ConditionExpression: version === undefined ? 'attribute_not_exists(v)' : 'v = :was',
-        ExpressionAttributeNames: markers.length ? names : undefined,
+        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
         ExpressionAttributeValues: values,
       }),
     );
@@ -307,41 +316,6 @@ export class Summaries {
         },
       }),
     );
-  }
-
-  /**
-   * Drops markers' ids from a pool's `counts.applied` (the summaries no longer carry them), if the pool is
-   * still the one with `uid`, and gives the counts a new revision. Conditional on nothing else: it only
-   * forgets, so it need not wait for other counts writes; and the new revision makes every write that read
-   * the counts before it (another batch's, a pool replace carrying them) read them again, so none brings
-   * the ids back.
-   */
-  async forgetApplied(key: ItemKey, uid: string, markers: readonly string[]): Promise<void> {
-    for (let start = 0; start < markers.length; start += MARKERS_PER_WRITE) {
-      const part = markers.slice(start, start + MARKERS_PER_WRITE);
-      const names: Record<string, string> = {
-        '#c': 'counts',
-        '#ap': 'applied',
-        '#r': 'revision',
-        '#m': 'metadata',
-        '#uid': 'uid',
-      };
-      part.forEach((id, i) => (names[`#a${i}`] = id));
-      try {
-        await this.io.doc.send(
-          new UpdateCommand({
-            TableName: this.io.tableName,
-            Key: key,
-            UpdateExpression: `SET #c.#r = :revision REMOVE ${part.map((_, i) => `#c.#ap.#a${i}`).join(', ')}`,
-            ConditionExpression: '#m.#uid = :uid AND attribute_exists(#c.#ap)',
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: { ':uid': uid, ':revision': randomUUID() },
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error; // the pool went, or has none
-      }
-    }
   }
 
   /** Writes a pool's counts (from the stream function), if the pool is still the one with `uid`. */

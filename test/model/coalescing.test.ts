@@ -159,7 +159,8 @@ async function scan(table: Table): Promise<Record<string, any>[]> {
  * objects the stream itself made while delivering (a claim whose object a user deleted allocates again,
  * and which value it gets may depend on whether the stream has yet counted the one freed: api.md lets a
  * value freed a moment ago be passed over). Such an object is named for its claim; a summary is compared
- * by whether its bits are exactly the values its objects and holds take, and the markers it still carries;
+ * by whether its bits are exactly the values its objects and holds take, and the markers it carries that
+ * the counts do not hold;
  * one with no bit and no marker is as good as none (an object counted and then uncounted leaves it so), and
  * the directory that lists summaries is left out.
  */
@@ -217,7 +218,13 @@ function normalized(items: Record<string, any>[], initial: ReadonlySet<string>):
       });
       const expected = [...(taken.get(pool) ?? [])].filter((v) => BigInt(v) >> 12n === group >> 12n);
       const exact = set.size === expected.length && expected.every((v) => set.has(v));
-      const markers = Object.keys(item).filter((name) => name.startsWith('q_')).length;
+      // A marker the counts hold is counted, and stays until the group's next write: only one they do
+      // not hold says something (a count still to come).
+      const applied = items.find((other) => other.t === 'pool' && other.metadata.name === pool)?.counts
+        ?.applied;
+      const markers = Object.keys(item).filter(
+        (name) => name.startsWith('q_') && applied?.[name.slice(2)] === undefined,
+      ).length;
       if (set.size > 0 || markers > 0 || !exact) out[key] = { bitsAreItsValues: exact, markers };
     } else if (!String(item.pk).startsWith('D#')) out[key] = { other: item.t ?? String(item.pk).slice(0, 2) };
   }

@@ -9,12 +9,18 @@
  *
  *   0. read the group's summary          what the record changes (a repeat changes nothing, or finds
  *                                          its own marker left by an attempt that died)
- *   A. write bits + markers              one write, conditional on the summary's version
+ *   A. write bits + markers, and drop    one write, conditional on the summary's version; the markers
+ *      the markers the counts hold         an earlier batch left, which the counts held when this batch
+ *                                          read the pool, go in the same write
  *      list the group in the directory   once per group, before its markers can reach the counts
- *   B. counts += markers; applied += ids conditional on the counts' revision: a marker counts once
- *   C. drop the markers from the summary
- *   D. drop their ids from applied       a crash before D leaves an id, never a wrong count; a write
- *                                          that only removes them, so it conflicts with no other
+ *   B. counts += markers; applied += ids conditional on the counts' revision: a marker counts once; the
+ *      applied −= the ids A dropped        ids of the markers A dropped go (a crash between A and B
+ *                                          leaves them, never a wrong count, until they age out)
+ *
+ * So a batch makes two writes, where taking its markers and ids away at once made four: its markers stay
+ * on the summary, counted, until the next batch that writes the group takes them away. An id leaves
+ * `applied` only after its marker has left the summary, so a marker still there whose id the counts held
+ * is counted whatever else has happened since.
  *
  * Records of one item arrive in order, so a bit ends as its slot is. A batch applies only the markers of
  * its own records, so two batches never count one marker. A recount (a new pool, a spec change) counts
@@ -156,11 +162,16 @@ export async function tallyPool(
     byGroup.set(refId(ref), entry);
   }
   const touched: Touched = new Map();
+  // What the counts held when the batch read the pool: markers among them are counted, for good.
+  const counted = known.pool?.t === 'pool' ? known.pool.counts?.applied : undefined;
+  const dropped = new Set<string>();
   // Groups are items of their own: written side by side.
   await Promise.all(
     [...byGroup.values()].map(async ({ ref, changes: inGroup }) => {
-      const { summary, mine } = await recordInParts(ctx, id, ref, inGroup, known.groups?.get(refId(ref)));
-      // Listed before any of its markers can reach the counts, so a recount never misses a counted group.
+      const group = known.groups?.get(refId(ref));
+      const { summary, mine, drops } = await recordInParts(ctx, id, ref, inGroup, group, counted);
+      for (const marker of drops) dropped.add(marker);
+      // Its markers left by an attempt that died before listing it (a write lists it first otherwise).
       if (!summary.listed && mine.size > 0) await ctx.table.summaries.listGroup(id, ref);
       touched.set(refId(ref), { ref, summary, mine });
     }),
@@ -174,16 +185,9 @@ export async function tallyPool(
   const removal = changes.some((change) => !change.present && (change.run === undefined || change.released));
   const forget = changes.some((change) => !change.present);
   const outcome = options.recount
-    ? await recount(ctx, id)
-    : await applyMarkers(ctx, id, touched, known, { removal, forget });
+    ? await recount(ctx, id, dropped)
+    : await applyMarkers(ctx, id, touched, known, { removal, forget }, dropped);
   if (!outcome) return 'no pool';
-  await Promise.all(
-    [...touched.values()].map(({ ref, mine }) =>
-      mine.size > 0 ? ctx.table.summaries.finishGroup(id, ref, [...mine]) : undefined,
-    ),
-  );
-  const done = [...touched.values()].flatMap(({ mine }) => [...mine]);
-  if (done.length > 0) await forgetApplied(ctx, id, new Set(done), outcome);
   return { freed: outcome.freed, available: outcome.available };
 }
 
@@ -197,21 +201,26 @@ async function recordInParts(
   ref: GroupRef,
   changes: readonly SlotChange[],
   known?: GroupSummary,
-): Promise<{ summary: GroupSummary; mine: Set<string> }> {
+  counted?: Readonly<Record<string, number>>,
+): Promise<{ summary: GroupSummary; mine: Set<string>; drops: Set<string> }> {
   const mine = new Set<string>();
+  const drops = new Set<string>();
   let summary: GroupSummary | undefined = known;
   for (let start = 0; start < changes.length || start === 0; start += MARKERS_PER_WRITE) {
-    const part = await recordChanges(ctx, id, ref, changes.slice(start, start + MARKERS_PER_WRITE), summary);
-    for (const marker of part.mine) mine.add(marker);
+    const part = changes.slice(start, start + MARKERS_PER_WRITE);
+    const written = await recordChanges(ctx, id, ref, part, summary, counted);
+    for (const marker of written.mine) mine.add(marker);
+    for (const marker of written.drops) drops.add(marker);
     // Each part reads the group afresh, so the last one's summary holds every part's markers.
-    summary = part.summary;
+    summary = written.summary;
   }
-  return { summary: summary!, mine };
+  return { summary: summary!, mine, drops };
 }
 
 /**
- * Steps 0 and A for one group: flips the bits the changes flip and leaves a marker for each. `known`: the
- * group as last read (the batch's read, or the previous part's write), for the first attempt.
+ * Steps 0 and A for one group: flips the bits the changes flip and leaves a marker for each, and takes
+ * away the markers `counted` (the counts as the batch read them) holds. `known`: the group as last read
+ * (the batch's read, or the previous part's write), for the first attempt.
  */
 async function recordChanges(
   ctx: ClaimContext,
@@ -219,7 +228,8 @@ async function recordChanges(
   ref: GroupRef,
   changes: readonly SlotChange[],
   known?: GroupSummary,
-): Promise<{ summary: GroupSummary; mine: Set<string> }> {
+  counted?: Readonly<Record<string, number>>,
+): Promise<{ summary: GroupSummary; mine: Set<string>; drops: Set<string> }> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     if (attempt > 0) await backOff(attempt);
     const summary = attempt === 0 && known ? copyOf(known) : await ctx.table.summaries.readGroup(id, ref);
@@ -269,8 +279,16 @@ async function recordChanges(
       setHeld(quarantines, offset, isQuarantined);
       markers.push({ id: marker, entries: [markerEntry(offset, change, was)] });
     }
-    if (markers.length === 0) return { summary, mine };
+    if (markers.length === 0) return { summary, mine, drops: new Set() };
+    // An id leaves the counts only after its marker left the summary, and the write is conditional on
+    // the summary's version: a marker still here whose id the counts held when read is counted still.
+    const drops = [...summary.pending.keys()]
+      .filter((marker) => counted?.[marker] !== undefined)
+      .slice(0, MARKERS_PER_WRITE);
     const ranged = changes.some((change) => change.run !== undefined);
+    // Listed before its markers can reach the counts, so a recount never misses a counted group; and
+    // before this write, which then notes it on the summary (where the sweep and later batches look).
+    if (!summary.listed) await ctx.table.summaries.listGroup(id, ref);
     if (
       await ctx.table.summaries.writeGroup(
         id,
@@ -280,14 +298,20 @@ async function recordChanges(
         markers,
         { holds, quarantines },
         ranged ? members : undefined,
+        { drop: drops, listed: true },
       )
     ) {
+      for (const marker of drops) summary.pending.delete(marker);
       for (const marker of markers) {
         mine.add(marker.id);
         summary.pending.set(marker.id, marker.entries);
       }
       const version = (summary.version ?? 0) + 1;
-      return { summary: { ...summary, bits, holds, quarantines, members, version }, mine };
+      return {
+        summary: { ...summary, bits, holds, quarantines, members, version, listed: true },
+        mine,
+        drops: new Set(drops),
+      };
     }
   }
   throw new Error(`summary of ${id.kind} ${id.name} kept changing; the batch is retried`);
@@ -352,6 +376,7 @@ async function applyMarkers(
   touched: Touched,
   known: Known = {},
   unmarked: { removal: boolean; forget: boolean } = { removal: false, forget: false },
+  dropped: ReadonlySet<string> = new Set(),
 ): Promise<Tallied | undefined> {
   const markers = [...touched.values()].flatMap(({ ref, summary, mine }) =>
     [...mine].map((marker) => ({ marker, ref, entries: summary.pending.get(marker) ?? [] })),
@@ -377,6 +402,7 @@ async function applyMarkers(
     const applied = appliedWith(
       previous?.applied,
       fresh.map(({ marker }) => marker),
+      dropped,
     );
     let allocated = previous?.allocated ?? 0;
     let held = BigInt(previous?.held ?? '0');
@@ -460,7 +486,11 @@ async function advanceHint(
  * they were listed before). Every marker seen is taken as counted (its bit is); only this batch's own
  * markers are dropped here, others by their own batches.
  */
-async function recount(ctx: ClaimContext, id: PoolId): Promise<Tallied | undefined> {
+async function recount(
+  ctx: ClaimContext,
+  id: PoolId,
+  dropped: ReadonlySet<string> = new Set(),
+): Promise<Tallied | undefined> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     if (attempt > 0) await backOff(attempt);
     const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
@@ -468,7 +498,7 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<Tallied | undefin
     const space = spaceOf(pool);
     const previous = pool.counts;
     const { allocated, heldOrdinals, quarantined, seen } = await countSummaries(ctx, id, space);
-    const applied = appliedWith(previous?.applied, seen);
+    const applied = appliedWith(previous?.applied, seen, dropped);
     const counts = nextCounts(
       pool,
       previous,
@@ -490,9 +520,9 @@ async function recount(ctx: ClaimContext, id: PoolId): Promise<Tallied | undefin
 }
 
 /**
- * An id stays in `applied` until its own batch drops it (step D). One whose batch never comes back (the
- * function died before D and the records went to the dead-letter queue) is dropped once no delivery of
- * its record can come: a stream keeps records for 24 hours.
+ * An id stays in `applied` until the batch that takes its marker away drops it (steps A and B). One left
+ * behind (the function died between them, or the group was not written again) is dropped once no delivery
+ * of its record can come: a stream keeps records for 24 hours.
  */
 const APPLIED_KEPT_SECONDS = 25 * 60 * 60;
 
@@ -503,29 +533,16 @@ const APPLIED_KEPT_SECONDS = 25 * 60 * 60;
 function appliedWith(
   previous: Record<string, number> | undefined,
   added: Iterable<string>,
+  dropped: ReadonlySet<string> = new Set(),
 ): Record<string, number> {
   const now = Math.floor(Date.now() / 1000);
   const applied: Record<string, number> = {};
   for (const [marker, at] of Object.entries(previous ?? {})) {
+    if (dropped.has(marker)) continue;
     if (!(typeof at === 'number' && now - at > APPLIED_KEPT_SECONDS)) applied[marker] = at;
   }
   for (const marker of added) applied[marker] ??= now;
   return applied;
-}
-
-/**
- * Step D: the summaries no longer carry these markers, so `applied` need not remember them: one write
- * that only removes them (store/summaries.ts forgetApplied), which no other counts write conflicts with.
- */
-async function forgetApplied(
-  ctx: ClaimContext,
-  id: PoolId,
-  markers: Set<string>,
-  written: { counts?: PoolCounts; uid?: string },
-): Promise<void> {
-  const held = Object.keys(written.counts?.applied ?? {}).filter((marker) => markers.has(marker));
-  if (held.length === 0 || written.uid === undefined) return;
-  await ctx.table.summaries.forgetApplied(poolKeyOf(id), written.uid, held);
 }
 
 /** The first position at or after `from` that is not in `sortedHeld` (ascending). */
