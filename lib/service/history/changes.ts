@@ -52,6 +52,7 @@ import { changesOf, visibleOf, type HistoryEvent } from '../../domain/lists/watc
 import { indexedState } from '../../domain/lists/snapshot.ts';
 import type { HistoryEntry } from '../../store/history.ts';
 import type { Table } from '../../store/table.ts';
+import { eachAtMost } from '../concurrency.ts';
 
 /** How long a namespace's history is kept: a watch from an older position answers 410. */
 export const HISTORY_RETENTION_MS = 15 * 60_000;
@@ -222,22 +223,16 @@ async function indexGroup(table: Table, group: Group, entryOf: Map<string, numbe
   }
   const expiresAt = Math.ceil(now / 1000) + BATCH_MARKER_SECONDS;
   // Each object's item apart, 25 at once: a batch waits for a round trip per 25 objects, not per object.
-  const writes = [...last];
-  for (let from = 0; from < writes.length; from += 25)
-    await Promise.all(
-      writes
-        .slice(from, from + 25)
-        .map(([name, { seq, event }]) =>
-          table.history.indexObject(
-            group.namespace,
-            group.resource,
-            name,
-            seq,
-            indexedState(event, event.type === 'DELETED'),
-            expiresAt,
-          ),
-        ),
-    );
+  await eachAtMost([...last], 25, ([name, { seq, event }]) =>
+    table.history.indexObject(
+      group.namespace,
+      group.resource,
+      name,
+      seq,
+      indexedState(event, event.type === 'DELETED'),
+      expiresAt,
+    ),
+  );
 }
 
 /** Whole records' events per entry, within the entry's event count and size. */

@@ -39,6 +39,7 @@
  *   revision condition, the loser reading again.
  */
 import type { ClaimContext } from '../context.ts';
+import { eachAtMost } from '../concurrency.ts';
 import { summaryOf, type GroupSummary } from '../../store/items.ts';
 import { groupKey, poolKeyOf, type PoolId } from '../../store/keys.ts';
 import { itemKeyText } from '../../store/table.ts';
@@ -219,12 +220,3 @@ function knownOf(reads: BatchReads, id: PoolId, changes: readonly SlotChange[], 
 }
 
 const kindOf = (life: KeyRun['lives'][number]) => KINDS[lifeType(life) ?? ''];
-
-/** Runs `work` on every item, at most `limit` at once. */
-async function eachAtMost<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
