@@ -127,26 +127,15 @@ export class Summaries {
     );
   }
 
-  /** Drops markers whose changes the pool's counts hold, and notes that the directory lists the group. */
-  async finishGroup(pool: PoolId, ref: GroupRef, markerIds: readonly string[]): Promise<void> {
-    for (let start = MARKERS_PER_WRITE; start < markerIds.length; start += MARKERS_PER_WRITE) {
-      await this.finishMarkers(pool, ref, markerIds.slice(start, start + MARKERS_PER_WRITE));
-    }
-    await this.finishMarkers(pool, ref, markerIds.slice(0, MARKERS_PER_WRITE));
-  }
-
-  private async finishMarkers(pool: PoolId, ref: GroupRef, markerIds: readonly string[]): Promise<void> {
-    const names: Record<string, string> = {};
-    markerIds.forEach((id, i) => (names[`#q${i}`] = MARKER_ATTRIBUTE + id));
-    const remove = markerIds.map((_, i) => `#q${i}`);
+  /** Notes on a group's summary that the directory lists it (a summary that is there). */
+  async noteListed(pool: PoolId, ref: GroupRef): Promise<void> {
     try {
       await this.io.doc.send(
         new UpdateCommand({
           TableName: this.io.tableName,
           Key: groupKey(pool, ref),
-          UpdateExpression: `SET l = :listed${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+          UpdateExpression: 'SET l = :listed',
           ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: remove.length ? names : undefined,
           ExpressionAttributeValues: { ':listed': 1 },
         }),
       );

@@ -171,7 +171,8 @@ export async function tallyPool(
       const group = known.groups?.get(refId(ref));
       const { summary, mine, drops } = await recordInParts(ctx, id, ref, inGroup, group, counted);
       for (const marker of drops) dropped.add(marker);
-      // Its markers left by an attempt that died before listing it (a write lists it first otherwise).
+      // A write lists its group first; markers on a summary not noted as listed are from before that
+      // order (the protocol listed after its write), left by an attempt that died.
       if (!summary.listed && mine.size > 0) await ctx.table.summaries.listGroup(id, ref);
       touched.set(refId(ref), { ref, summary, mine });
     }),
@@ -362,9 +363,6 @@ function markerEntry(
     : [offset, delta, raced, 1, objects];
 }
 
-/** A tally's outcome, with the counts it left (undefined when it wrote none). */
-type Tallied = TallyResult & { counts?: PoolCounts; uid?: string };
-
 /**
  * Step B: adds this batch's markers that the counts do not hold yet. `unmarked`: the batch changed a slot
  * into no marker (a coalesced removal): `forget` writes the counts all the same, with a new epoch;
@@ -377,7 +375,7 @@ async function applyMarkers(
   known: Known = {},
   unmarked: { removal: boolean; forget: boolean } = { removal: false, forget: false },
   dropped: ReadonlySet<string> = new Set(),
-): Promise<Tallied | undefined> {
+): Promise<TallyResult | undefined> {
   const markers = [...touched.values()].flatMap(({ ref, summary, mine }) =>
     [...mine].map((marker) => ({ marker, ref, entries: summary.pending.get(marker) ?? [] })),
   );
@@ -392,12 +390,7 @@ async function applyMarkers(
     const previous = pool.counts;
     const fresh = markers.filter(({ marker }) => previous?.applied?.[marker] === undefined);
     if (fresh.length === 0 && !unmarked.forget)
-      return {
-        freed: false,
-        available: previous?.available ?? true,
-        counts: previous,
-        uid: pool.metadata.uid,
-      };
+      return { freed: false, available: previous?.available ?? true };
     const space = spaceOf(pool);
     const applied = appliedWith(
       previous?.applied,
@@ -445,7 +438,7 @@ async function applyMarkers(
     );
     if (raced) counts.contendedUntil = new Date(Date.now() + POOL_CONTENTION_MS).toISOString();
     if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
-      return { freed, available: counts.available ?? true, counts, uid: pool.metadata.uid };
+      return { freed, available: counts.available ?? true };
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);
@@ -483,14 +476,14 @@ async function advanceHint(
 
 /**
  * Recounts the pool from the bits of the groups its directory lists (this batch's groups among them:
- * they were listed before). Every marker seen is taken as counted (its bit is); only this batch's own
- * markers are dropped here, others by their own batches.
+ * they were listed before). Every marker seen is taken as counted (its bit is), and stays on its summary
+ * until the group's next write takes it away.
  */
 async function recount(
   ctx: ClaimContext,
   id: PoolId,
   dropped: ReadonlySet<string> = new Set(),
-): Promise<Tallied | undefined> {
+): Promise<TallyResult | undefined> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     if (attempt > 0) await backOff(attempt);
     const pool = await ctx.table.get<PoolRecord>(poolKeyOf(id));
@@ -513,7 +506,7 @@ async function recount(
       space,
     );
     if (await ctx.table.summaries.writeTally(poolKeyOf(id), pool.metadata.uid, previous?.revision, counts)) {
-      return { freed: true, available: counts.available ?? true, counts, uid: pool.metadata.uid };
+      return { freed: true, available: counts.available ?? true };
     }
   }
   throw new Error(`counts of ${id.kind} ${id.name} kept changing; the batch is retried`);

@@ -48,7 +48,7 @@ export function olderThanGrace(sweep: Sweep, allocation: AllocationRecord): bool
 /** Lists a group in the pool's directory, so a recount sees it. */
 export async function listGroup(sweep: Sweep, walk: PoolWalk, ref: GroupRef): Promise<boolean> {
   await sweep.ctx.table.summaries.listGroup(walk.id, ref);
-  await sweep.ctx.table.summaries.finishGroup(walk.id, ref, []);
+  await sweep.ctx.table.summaries.noteListed(walk.id, ref);
   const cached = walk.summaries.get(refId(ref));
   if (cached) cached.summary = { ...cached.summary, listed: true };
   return true;
