@@ -7,6 +7,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { holdingKeys, holdingStart, type PoolId } from '../../lib/store/keys.ts';
+import type { ItemKey } from '../../lib/domain/objects/records.ts';
 import type { Holdings } from '../../lib/store/holdings.ts';
 import { sweepNamespace } from '../../lib/service/repair/sweep.ts';
 import { claim, client, eventually, indexPool, useTestAllot } from '../helpers/allot.ts';
@@ -29,6 +30,33 @@ async function holdingsOf(pool: string, query: string, count: number) {
     expect(answer.body.items).toHaveLength(count);
     return answer.body.items as Record<string, any>[];
   });
+}
+
+/**
+ * A pool of its own (IndexPool `name`, values 1..9) with one claim of that name, once its holding is
+ * written: the claim as made, its value and holding, and the holding's keys (to lose items of it).
+ */
+async function heldClaim(name: string, spec: Record<string, unknown> = {}) {
+  await api.put(`indexpools/${name}`, indexPool(name, ['1..9'], spec));
+  const made = await api.post('claims', claim(name, ref(name)));
+  const value = made.body.status.value as string;
+  const [held] = await holdingsOf(name, `value=${value}`, 1);
+  const pool = { namespace: 'default', kind: 'IndexPool' as const, name };
+  const [stored] = await allot.table.holdings.latestOfValue(pool, value, 1);
+  return {
+    made,
+    value,
+    held: held!,
+    pool,
+    stored: stored!,
+    keys: holdingKeys(pool, value, held!.claim, stored!.start),
+  };
+}
+
+/** Deletes items, as a record lost for good or a write cut short leaves the table. */
+async function lose(...keys: ItemKey[]) {
+  for (const key of keys)
+    await allot.table.doc.send(new DeleteCommand({ TableName: allot.table.tableName, Key: key }));
 }
 
 describe('the history of a value', () => {
@@ -200,15 +228,8 @@ describe('the history of a value', () => {
   });
 
   it('mends at once, after a restart of a reader without a journal, what was lost before the restart', async () => {
-    await api.put('indexpools/restarted', indexPool('restarted', ['1..9']));
-    const made = await api.post('claims', claim('restarted', ref('restarted')));
-    const value = made.body.status.value as string;
-    const [held] = await holdingsOf('restarted', `value=${value}`, 1);
-    const pool = { namespace: 'default', kind: 'IndexPool' as const, name: 'restarted' };
-    const [stored] = await allot.table.holdings.latestOfValue(pool, value, 1);
-    const keys = holdingKeys(pool, value, held!.claim, stored!.start);
-    for (const key of [keys.byValue, keys.byPool, keys.byClaim!, keys.open])
-      await allot.table.doc.send(new DeleteCommand({ TableName: allot.table.tableName, Key: key }));
+    const { made, value, keys } = await heldClaim('restarted');
+    await lose(keys.byValue, keys.byPool, keys.byClaim!, keys.open);
     const sweep = (historySince?: number) =>
       sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0, historySince });
     // Within the grace period the record may still come, unless the reader began after the change.
@@ -223,10 +244,7 @@ describe('the history of a value', () => {
     // Found by the crash test: the sweep saw a Retain object bound to its claim, the claim was released
     // and the history function recorded it, and then the sweep read the open holdings and started the
     // released claim's holding again (and, past no grace, would end the object's new unbound one).
-    await api.put('indexpools/walked', indexPool('walked', ['1..9'], { reclaimPolicy: 'Retain' }));
-    const made = await api.post('claims', claim('walked', ref('walked')));
-    const value = made.body.status.value as string;
-    await holdingsOf('walked', `value=${value}`, 1);
+    const { made, value } = await heldClaim('walked', { reclaimPolicy: 'Retain' });
     const read = allot.table.holdings.open.bind(allot.table.holdings);
     let releasedMeanwhile = false;
     const between = vi.spyOn(allot.table.holdings, 'open').mockImplementation(async function* (pool) {
@@ -256,17 +274,9 @@ describe('the history of a value', () => {
     // Found by the crash test: killed between a holding's open mark and its copies, the local server's
     // history function (no journal with dynalite) never came back to it, and the sweep took the mark for
     // the holding.
-    await api.put('indexpools/halfway', indexPool('halfway', ['1..9']));
-    const made = await api.post('claims', claim('halfway', ref('halfway')));
-    const value = made.body.status.value as string;
-    const [held] = await holdingsOf('halfway', `value=${value}`, 1);
-    const pool = { namespace: 'default', kind: 'IndexPool' as const, name: 'halfway' };
-    const [stored] = await allot.table.holdings.latestOfValue(pool, value, 1);
-    const keys = holdingKeys(pool, value, held!.claim, stored!.start);
-    const send = (command: DeleteCommand | PutCommand | UpdateCommand) =>
-      allot.table.doc.send(command as never);
-    for (const key of [keys.byValue, keys.byPool, keys.byClaim!])
-      await send(new DeleteCommand({ TableName: allot.table.tableName, Key: key }));
+    const { value, held, pool, stored, keys } = await heldClaim('halfway');
+    const send = (command: PutCommand | UpdateCommand) => allot.table.doc.send(command as never);
+    await lose(keys.byValue, keys.byPool, keys.byClaim!);
     await holdingsOf('halfway', `value=${value}`, 0);
     const sweep = () => sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0, graceMs: 0 });
     expect((await sweep()).fixed.lostHolding).toBe(1);
@@ -290,7 +300,7 @@ describe('the history of a value', () => {
     await send(
       new PutCommand({
         TableName: allot.table.tableName,
-        Item: { ...keys.open, t: 'holding-open', start: stored!.start, holding: held },
+        Item: { ...keys.open, t: 'holding-open', start: stored.start, holding: held },
       }),
     );
     expect((await api.get('indexpools/halfway/history')).body.items).toEqual([held]);
@@ -300,11 +310,7 @@ describe('the history of a value', () => {
   });
 
   it('keeps one open holding per object: a record again after its end, and the sweep’s start beside the record’s', async () => {
-    await api.put('indexpools/twice', indexPool('twice', ['1..9']));
-    const made = await api.post('claims', claim('twice', ref('twice')));
-    const value = made.body.status.value as string;
-    const [held] = await holdingsOf('twice', `value=${value}`, 1);
-    const pool = { namespace: 'default', kind: 'IndexPool' as const, name: 'twice' };
+    const { value, held, pool } = await heldClaim('twice');
     const openOf = () => openMarks(allot.table.holdings, pool);
     // The sweep started the holding too, at the moment the history function did (each read the other's
     // absence): the sweep's goes, the record's stays.
@@ -317,7 +323,7 @@ describe('the history of a value', () => {
     const report = await sweepNamespace({ table: allot.table }, 'default', { recheckMs: 0, graceMs: 0 });
     expect(report.fixed.lostHolding).toBe(1);
     const [kept] = await openOf();
-    expect((await openOf()).map((stored) => stored.holding.from)).toEqual([held!.from]);
+    expect((await openOf()).map((stored) => stored.holding.from)).toEqual([held.from]);
     expect(await holdingsOf('twice', `value=${value}`, 1)).toEqual([held]);
     // Released; then the claim's first record comes again: its holding stays ended, and not open.
     await api.delete('claims/twice');
