@@ -69,6 +69,53 @@ export class ConditionFailedError extends Error {
   }
 }
 
+/**
+ * A write sent once whose outcome is unknown: its answer was lost (or it was throttled), and sending it
+ * again was refused (`sentOnce`). It may have landed.
+ */
+export class UncertainWriteError extends Error {
+  override readonly name = 'UncertainWriteError';
+}
+
+/**
+ * A command the SDK sends again only after an answer that says nothing was written (throttling, or a 4xx
+ * it retries to correct its clock): a retry after a timeout, a lost answer or a 5xx fails with
+ * UncertainWriteError instead. For a create whose second sending could land after the first was deleted,
+ * and bring back what was deleted under the same uid (table.ts createObject).
+ */
+export function sentOnce<C extends { middlewareStack: { add: (...args: any[]) => void } }>(command: C): C {
+  /** Attempts whose answer said nothing was written: only after one of those may the next go out. */
+  const refused = new Set<number>();
+  // In the deserialize step, inside the retry middleware (finalizeRequest), which numbers each attempt in
+  // the amz-sdk-request header. Unnamed: a document client command's stack is merged twice.
+  command.middlewareStack.add(
+    (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+      const header = (args as { request?: { headers?: Record<string, string> } }).request?.headers?.[
+        'amz-sdk-request'
+      ];
+      const attempt = Number(/attempt=(\d+)/.exec(header ?? '')?.[1] ?? 1);
+      if (attempt > 1 && !refused.has(attempt - 1))
+        throw new UncertainWriteError('a write was not sent again: its first outcome is unknown');
+      try {
+        return await next(args);
+      } catch (error) {
+        if (refusedUnwritten(error)) refused.add(attempt);
+        throw error;
+      }
+    },
+    { step: 'deserialize', priority: 'high' },
+  );
+  return command;
+}
+
+/** An answer that says the write was not applied: a 4xx from the store, or throttling. */
+function refusedUnwritten(error: unknown): boolean {
+  const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  const status = $metadata?.httpStatusCode;
+  if (status !== undefined && status >= 400 && status < 500) return true;
+  return /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(name ?? '');
+}
+
 /** BatchGetItem takes at most this many keys a request. */
 const BATCH_GET_MAX = 100;
 const BATCH_GET_ATTEMPTS = 6;

@@ -21,7 +21,7 @@ import type {
   PoolRecord,
 } from '../domain/objects/records.ts';
 import { timestamp } from '../domain/objects/objects.ts';
-import { conditionFailed, itemKeyText, TableClient } from './client.ts';
+import { conditionFailed, itemKeyText, sentOnce, TableClient } from './client.ts';
 
 export { itemKeyText };
 import { allocationItem, type Item, type Stored } from './items.ts';
@@ -77,21 +77,23 @@ export class Table extends TableClient {
   /**
    * Creates a pool or claim. The condition: no item under the key, or only a claim stub (offers waiting
    * for this claim name). Returns the stub it replaced, if any; throws ConditionFailedError when an
-   * object exists, with that object when the store sends it back (DynamoDB does).
+   * object exists, with that object when the store sends it back (DynamoDB does), and, for a claim,
+   * UncertainWriteError when the put's outcome is unknown.
    */
   async createObject(key: ItemKey, record: PoolRecord | ClaimRecord): Promise<ClaimStubRecord | undefined> {
     try {
-      const result = await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: this.objectItem(key, record),
-          ConditionExpression: 'attribute_not_exists(pk) OR t = :stub',
-          ExpressionAttributeValues: { ':stub': 'stub' },
-          ReturnValues: 'ALL_OLD',
-          // What holds the name, when one does, comes back with the failure (ConditionFailedError.item).
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      const put = new PutCommand({
+        TableName: this.tableName,
+        Item: this.objectItem(key, record),
+        ConditionExpression: 'attribute_not_exists(pk) OR t = :stub',
+        ExpressionAttributeValues: { ':stub': 'stub' },
+        ReturnValues: 'ALL_OLD',
+        // What holds the name, when one does, comes back with the failure (ConditionFailedError.item).
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      // Sent again after a lost answer, a claim's put could land after a release and bring the claim back
+      // under its uid (gone for good to the stream: service/stream/memory.ts). Its caller uses a new uid.
+      const result = await this.doc.send(record.t === 'claim' ? sentOnce(put) : put);
       return result.Attributes as ClaimStubRecord | undefined;
     } catch (error) {
       throw conditionFailed(error);
@@ -124,7 +126,6 @@ export class Table extends TableClient {
     }
   }
 
-  /** Deletes an object at revision `rv` (any revision when absent); returns what was deleted. */
   /**
    * Marks a pool that a cascade is deleting (PoolRecord.deleting), if it is still the pool with `uid`: its
    * claims of other namespaces, which the cascade leaves, wait for it instead of taking its values again.

@@ -14,6 +14,7 @@ import {
   startLocalStore,
   type LocalStore,
 } from '../../lib/local/store/dynalite.ts';
+import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Table } from '../../lib/store/table.ts';
 import { httpEvent } from '../helpers/events.ts';
 import { Faults, faultyClient, seededRandom } from '../helpers/faults.ts';
@@ -146,5 +147,47 @@ describe('a create whose answer is lost and retried', () => {
       (item: any) => item.spec.claimRef?.uid === answer.body.metadata.uid,
     );
     expect(bound.map((item: any) => item.metadata.name)).toEqual(['q-9']);
+  });
+});
+
+describe('a claim released between its lost answer and the retry', () => {
+  it('is not brought back under its uid: the claim is made anew under another', async () => {
+    const client = localClient(store.endpoint);
+    const releaser = DynamoDBDocumentClient.from(localClient(store.endpoint));
+    const table = new Table({ tableName: 'lost', client });
+    const released: string[] = [];
+    // The claim's first put lands; before its answer comes back the claim is released (deleted, as the
+    // DELETE handler does), and the answer is lost. The SDK would then send the same put again, and it
+    // would land on the freed name: the released claim back, under the uid the stream has seen removed.
+    client.middlewareStack.addRelativeTo(
+      (next: (args: any) => Promise<any>, context: { commandName?: string }) => async (args: any) => {
+        const item = args.input?.Item;
+        if (context.commandName !== 'PutItemCommand' || item?.t?.S !== 'claim' || released.length > 0)
+          return next(args);
+        await next(args);
+        released.push(item.metadata.M.uid.S);
+        await releaser.send(new DeleteCommand({ TableName: 'lost', Key: { pk: item.pk.S, sk: item.sk.S } }));
+        throw Object.assign(new Error('injected timeout after the write was applied'), {
+          name: 'TimeoutError',
+          $metadata: {},
+        });
+      },
+      { relation: 'after', toMiddleware: 'retryMiddleware', name: 'releaseThenLoseAnswer' },
+    );
+    const lone = createHttpHandler({ table });
+    const answer = (await lone(
+      httpEvent('POST', '/v1/namespaces/lost/claims', {
+        metadata: { name: 'r' },
+        spec: { poolRef: { kind: 'IndexPool', name: 'p' } },
+      }),
+      fakeContext('lost'),
+    )) as APIGatewayProxyStructuredResultV2;
+    client.destroy();
+    releaser.destroy();
+    expect(released, 'the first put was not made').toHaveLength(1);
+    expect(answer.statusCode, answer.body).toBe(201);
+    const stored = (await call('GET', 'claims/r')).body;
+    expect(stored.metadata.uid).not.toBe(released[0]);
+    expect(JSON.parse(answer.body!).metadata.uid).toBe(stored.metadata.uid);
   });
 });

@@ -702,7 +702,11 @@ afterAll(async () => {
 async function modelRuns(faulty: boolean, numRuns: number, maxCommands: number) {
   await fc.assert(
     fc.asyncProperty(
-      fc.commands([stepArb(faulty), fc.constant(new DrainCommand())], { maxCommands, size: 'max' }),
+      fc.commands([stepArb(faulty), fc.constant(new DrainCommand())], {
+        maxCommands,
+        size: 'max',
+        replayPath: process.env.MODEL_REPLAY_PATH,
+      }),
       fc.integer({ min: 1, max: 2 ** 30 }),
       async (commands, seed) => {
         const world = await World.create(store, seed, INSTANCES);

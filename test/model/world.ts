@@ -1,3 +1,4 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 /**
  * The world the model test runs in: one table in a shared in-memory dynalite, several independent "Lambda
  * instances" of the HTTP handler (each its own SDK client with its own faults, its own search memory), a
@@ -90,6 +91,7 @@ export class World {
     this.streamTable = new Table({ tableName, client: streamClient });
     this.streamHandler = createStreamHandler({ table: this.streamTable });
     this.queue = new StreamQueue(changes);
+    if (process.env.MODEL_TRACE) traceChanges(changes, new RegExp(process.env.MODEL_TRACE));
   }
 
   static async create(store: AllotStore, seed: number, instanceCount = 3): Promise<World> {
@@ -209,4 +211,30 @@ async function callHandler(
     fakeContext('allot-model'),
   )) as APIGatewayProxyStructuredResultV2;
   return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? 'null') };
+}
+
+/**
+ * `MODEL_TRACE=<regex>`: prints every committed change whose JSON matches, in commit order, with the
+ * fields a violation usually turns on (to read a failing seed's story: replay it with MODEL_SEED,
+ * MODEL_PATH, MODEL_REPLAY_PATH and MODEL_NO_SHRINK=1).
+ */
+function traceChanges(changes: ChangeFeed, pattern: RegExp): void {
+  const brief = (image: Record<string, any> | undefined) =>
+    image &&
+    JSON.stringify({
+      t: image.t,
+      phase: image.phase,
+      uid: image.metadata?.uid,
+      bound: image.bound?.sk,
+      claimRef: image.spec?.claimRef,
+      value: image.value ?? image.status?.value,
+      rv: image.rv,
+    });
+  changes.onChange((change) => {
+    if (!pattern.test(JSON.stringify(change))) return;
+    const before = change.oldImage && unmarshall(change.oldImage);
+    const after = change.newImage && unmarshall(change.newImage);
+    const key = (after ?? before)!;
+    console.log(`[trace] ${key.pk} ${key.sk} ${brief(before)} -> ${brief(after)}`);
+  });
 }

@@ -2,6 +2,7 @@
  * Claim operations (api.md, "Claim"): a claim's POST or PUT allocates before it answers (service/allocation/decide.ts
  * decides the value); DELETE releases it, and the stream function applies the reclaim policy.
  */
+import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, ClaimInUseError } from '../../domain/errors.ts';
 import { API_VERSION, poolInfoByResource, poolKindInfo, type PoolKindInfo } from '../../domain/kinds.ts';
 import { claimObject, condition, spaceOf, timestamp } from '../../domain/objects/objects.ts';
@@ -44,7 +45,7 @@ import {
 import { allocationOutcome, midAllocation } from '../allocation/outcome.ts';
 import { readForClaim, type ClaimReads } from '../allocation/claim-reads.ts';
 import type { Stored } from '../../store/items.ts';
-import { ConditionFailedError } from '../../store/client.ts';
+import { ConditionFailedError, UncertainWriteError } from '../../store/client.ts';
 import { objectKey } from '../../store/keys.ts';
 import { type ClaimContext } from '../context.ts';
 import { RepairStore } from '../../store/repairs.ts';
@@ -294,19 +295,35 @@ async function settledAnswer(
  * allocation put, the stream function finds a claim to bind it to (or to give it back for), never an
  * orphan. A create that fails on the claim itself (the SDK retried a put whose answer was lost) is ours.
  */
+/** Puts whose outcome was unknown, each then made again under a new uid, before the request fails. */
+const UNCERTAIN_PUTS = 3;
+
 async function writeClaim(
   ctx: ClaimContext,
   key: ItemKey,
   record: ClaimRecord,
 ): Promise<{ stub?: ClaimStubRecord } | { inTheWay: Stored<ClaimRecord> | undefined }> {
-  for (let attempt = 0; ; attempt++) {
+  // Every uid this request wrote under: a put whose answer was lost may have landed under any of them.
+  const tried = new Set<string>();
+  for (let attempt = 0, uncertain = 0; ; attempt++) {
+    tried.add(record.metadata.uid);
     try {
       return { stub: await ctx.table.createObject(key, record) };
     } catch (error) {
+      if (error instanceof UncertainWriteError && uncertain++ < UNCERTAIN_PUTS) {
+        // The put may have landed and the claim been released since: put again under a new uid, so a
+        // released claim's uid never comes back (table.ts createObject).
+        record.metadata.uid = randomUUID();
+        continue;
+      }
       if (!(error instanceof ConditionFailedError)) throw error;
       const inTheWay =
         (error.item as Stored<ClaimRecord> | undefined) ?? (await ctx.table.get<ClaimRecord>(key));
-      if (inTheWay?.metadata?.uid === record.metadata.uid) return {};
+      const ours = inTheWay?.metadata?.uid;
+      if (ours !== undefined && tried.has(ours)) {
+        record.metadata.uid = ours;
+        return {};
+      }
       // A claim whose lease ended is gone (service/leases/leases.ts): deleted under its lease's condition, and
       // the name made anew. Twice at most: a name that keeps being taken is another request's.
       if (inTheWay?.t === 'claim' && expiredNow(ctx, inTheWay) && attempt < 2) {

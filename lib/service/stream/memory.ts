@@ -2,8 +2,9 @@
  * What one stream function instance remembers from batch to batch: the claims it has seen removed, and
  * the key each held then.
  *
- * A claim's uid never comes back (a claim made again under its name gets a new one), so a REMOVE record
- * of a claim is a fact for good: no claim with that uid exists now, whenever the record was seen, in
+ * A claim's uid never comes back (a claim made again under its name gets a new one, and a claim's put is
+ * never sent twice: sent again after a lost answer it could land after a release and bring the claim
+ * back, lib/store/table.ts createObject), so a REMOVE record of a claim is a fact for good: no claim with that uid exists now, whenever the record was seen, in
  * whatever order it came. It spares two reads of a claim (allocations.ts):
  * - an object's REMOVE (does a claim still hold it?) when the claim's REMOVE came first, as it always
  *   does when the object went by the claim's reclaim policy (Recycle deletes it in the work on the
