@@ -629,6 +629,39 @@ describe('the repair sweep', () => {
     expect(await violations(ns, ['p'])).toEqual([]);
   });
 
+  it('lists the group of a bit it set whose write landed but whose answer was lost', async () => {
+    const ns = 'bit-answer-lost';
+    const api = client(allot.url, ns);
+    await api.post('indexpools', indexPool('p', ['1..3']));
+    await drain();
+    await api.post('indices', {
+      apiVersion: 'pool.networking.metal.ironcore.dev/v1alpha1',
+      kind: 'Index',
+      metadata: { name: 'p-1' },
+      spec: { poolRef: { kind: 'IndexPool', name: 'p' }, index: 1 },
+    });
+    // The object's record is lost, so its bit and its group's first listing are the sweep's to make.
+    expect(await queue.lose((r) => about(r, 'alloc', 'p-1', 'INSERT'))).toBe(1);
+    // The sweep's write of the bit lands, its answer is lost; the SDK's retry then finds the summary's
+    // version moved on, and the sweep reads the bit back already set.
+    const faults = new Faults(random);
+    let armed = true;
+    faults.plan = (operation, input) => {
+      if (!armed || !WRITES.has(operation) || !JSON.stringify(input).includes('#G0"')) return undefined;
+      armed = false;
+      return 'lostAnswer';
+    };
+    const sdk = faultyClient(allot.store.endpoint, faults);
+    const table = new Table({ tableName: allot.table.tableName, client: sdk });
+    const report = await sweepNamespace({ table }, ns, { graceMs: 0, recheckMs: 0 });
+    sdk.destroy();
+    expect(armed, 'no summary write was made').toBe(false);
+    expect(report.found.summaryBit).toBe(1);
+    await drain();
+    expect((await api.get('indexpools/p')).body.status).toMatchObject({ allocated: 1, free: '2' });
+    expect(await violations(ns, ['p'])).toEqual([]);
+  });
+
   it('holds a value back when the REMOVE of its object in a pool that quarantines was lost', async () => {
     const ns = 'quarantined';
     const api = client(allot.url, ns);

@@ -146,11 +146,14 @@ export class World {
     this.sweeps++;
     const report = await sweepNamespace({ table: this.streamTable }, namespace, { recheckMs: 0 }).catch(
       (error: unknown) => {
+        if (process.env.MODEL_TRACE) console.log(`[trace] sweep died: ${(error as Error).message}`);
         this.sweepsDied++;
         throw error;
       },
     );
     this.repairs += Object.values(report.fixed).reduce((sum, n) => sum + n, 0);
+    if (process.env.MODEL_TRACE)
+      console.log(`[trace] sweep: ${JSON.stringify({ found: report.found, fixed: report.fixed })}`);
     return report;
   }
 

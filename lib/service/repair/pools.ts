@@ -300,7 +300,10 @@ async function setBit(
   for (let attempt = 0; attempt < 5; attempt++) {
     const summary = await summaries.readGroup(walk.id, ref);
     walk.summaries.set(refId(ref), { ref, summary });
-    if (isHeld(summary.bits, offset) === held) return false;
+    // Already so: perhaps by this very write, landed with its answer lost (the retry then lost the
+    // version condition). A group that write made must still be listed, or no recount sees the bit.
+    if (isHeld(summary.bits, offset) === held)
+      return held && !summary.listed ? listGroup(sweep, walk, ref) : false;
     const current = await sweep.ctx.table.get<{ t?: string }>(key);
     // A name hold or a quarantine holds its slot too, though neither is an object of the pool.
     if (holdsItsSlot(current) !== held) return false;

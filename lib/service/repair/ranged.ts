@@ -174,7 +174,9 @@ async function setMember(
     walk.summaries.set(refId(ref), { ref, summary });
     const members = new Set(summary.members);
     if (member !== undefined) {
-      if (members.has(member) === present) return false;
+      // Already so, perhaps by this very write with its answer lost: its group must still be listed.
+      if (members.has(member) === present)
+        return present && !summary.listed ? listGroup(sweep, walk, ref) : false;
       const there = key !== undefined && (await stands(sweep, key, isHoldMember(member)));
       if (there !== present) return false;
       if (present) members.add(member);
