@@ -42,6 +42,13 @@ export interface LocalStreamOptions {
   journal?: StreamJournal;
 }
 
+/**
+ * How long a local shard gathers records before it delivers them (the deployed mapping waits up to
+ * `maxBatchingWindowSeconds`): short, so `npm start` answers within a moment, and long enough that a
+ * claim's own records (written a few ms apart) usually share a batch.
+ */
+export const LOCAL_BATCH_WINDOW_MS = 20;
+
 /** One of a shard's concurrent batches: its records (by item key), one batch of them in flight. */
 interface Lane {
   id: string;
@@ -125,7 +132,7 @@ export class LocalStream {
       shards: 1,
       parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
       batchSize: STREAM_MAPPING.batchSize,
-      batchWindowMs: 20,
+      batchWindowMs: LOCAL_BATCH_WINDOW_MS,
       maxRetries: STREAM_MAPPING.retryAttempts,
       filters: STREAM_FILTER_PATTERNS,
       ...options,
