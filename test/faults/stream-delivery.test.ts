@@ -13,6 +13,8 @@ import { startTestStore } from '../helpers/allot.ts';
 import { recordFigure } from '../helpers/figures.ts';
 import { drainedViolations } from '../model/invariants.ts';
 import { World } from '../model/world.ts';
+import { HandlerDiedError } from '../helpers/faults.ts';
+import { WAITING_INDEX } from '../../lib/store/schema.ts';
 import { createStreamHandler } from '../../functions/stream.ts';
 import { Table } from '../../lib/store/table.ts';
 
@@ -256,6 +258,46 @@ describe('a pool of a range of prefix lengths', () => {
       expect((await api.call('GET', 'claims/waiting')).body.status.value).toBe('10.0.0.0/28');
       const status = (await api.call('GET', 'ipprefixpools/late')).body.status;
       expect({ allocated: status.allocated, free: status.free }).toEqual({ allocated: 2, free: '0' });
+    } finally {
+      await world.close();
+    }
+  });
+
+  it("wakes a claim waiting for a held prefix when the batch of the hold's going is delivered again", async () => {
+    // The batch that applies the hold's going counts it, then dies before it wakes the waiting claims.
+    // Delivered again, it finds its marker counted already: the wake must not depend on counting it.
+    const world = await World.create(store, 23, 1);
+    try {
+      const api = world.instances[0]!;
+      const ranged = {
+        spec: { prefixes: ['10.0.0.0/27'], allocationPrefixLengths: { min: 28, max: 29, default: 28 } },
+      };
+      expect((await api.call('PUT', 'ipprefixpools/kept', ranged)).status).toBe(201);
+      const holders = { spec: { prefixes: ['192.168.0.0/16'], allocationPrefixLength: 24 } };
+      expect((await api.call('PUT', 'ipprefixpools/holders', holders)).status).toBe(201);
+      // Its name holds 10.0.0.0/28 of pool kept (held-names.test.ts).
+      const holder = {
+        metadata: { name: 'kept-10-0-0-0-28' },
+        spec: { poolRef: { kind: 'IPPrefixPool', name: 'holders' }, prefix: '192.168.1.0/24' },
+      };
+      expect((await api.call('PUT', 'ipprefixes/kept-10-0-0-0-28', holder)).status).toBe(201);
+      await world.queue.drain(world.streamHandler, world.random);
+      const exact = { spec: { poolRef: { kind: 'IPPrefixPool', name: 'kept' }, value: '10.0.0.0/28' } };
+      const waiting = await api.call('PUT', 'claims/exact', exact);
+      expect(waiting.body.status.conditions[0].reason).toBe('ValueTaken');
+      await world.queue.drain(world.streamHandler, world.random);
+
+      expect((await api.call('DELETE', 'ipprefixes/kept-10-0-0-0-28')).status).toBe(200);
+      let died = 0;
+      world.streamFaults.beforeCall = (operation, input) => {
+        const ofKept = JSON.stringify(input.ExpressionAttributeValues ?? {}).includes('#kept');
+        if (operation === 'Query' && input.IndexName === WAITING_INDEX && ofKept && died++ === 0)
+          throw new HandlerDiedError('the function died before it woke the waiting claims');
+      };
+      await world.queue.drain(world.streamHandler, world.random);
+      world.streamFaults.beforeCall = undefined;
+      expect(died, 'no wake was tried').toBeGreaterThan(0);
+      expect((await api.call('GET', 'claims/exact')).body.status.value).toBe('10.0.0.0/28');
     } finally {
       await world.close();
     }

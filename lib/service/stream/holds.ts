@@ -79,6 +79,9 @@ export function heldPrefixTouched(
     present,
     hold: true,
     run,
+    // A hold that went gave its prefix back: the waiting claims are woken on every delivery of its
+    // record, not only the one that counted it (that one may die before it wakes them).
+    ...(!present && { released: true }),
   };
   return [{ pool, change }];
 }
