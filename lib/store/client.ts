@@ -70,8 +70,8 @@ export class ConditionFailedError extends Error {
 }
 
 /**
- * A write sent once whose outcome is unknown: its answer was lost (or it was throttled), and sending it
- * again was refused (`sentOnce`). It may have landed.
+ * A write whose outcome is unknown (its answer was lost: a timeout, a 5xx), and whose sending again was
+ * refused (`sentOnce`). It may have landed.
  */
 export class UncertainWriteError extends Error {
   override readonly name = 'UncertainWriteError';

@@ -290,14 +290,15 @@ async function settledAnswer(
   return midAllocation(settled) ? allocationOutcome(ctx, key, settled) : settled;
 }
 
-/**
- * The claim's conditional create: written before any allocation, so that if this request dies after the
- * allocation put, the stream function finds a claim to bind it to (or to give it back for), never an
- * orphan. A create that fails on the claim itself (the SDK retried a put whose answer was lost) is ours.
- */
 /** Puts whose outcome was unknown, each then made again under a new uid, before the request fails. */
 const UNCERTAIN_PUTS = 3;
 
+/**
+ * The claim's conditional create: written before any allocation, so that if this request dies after the
+ * allocation put, the stream function finds a claim to bind it to (or to give it back for), never an
+ * orphan. A create that fails on a claim this request put (under any uid it tried: a put whose answer
+ * was lost may have landed) is ours.
+ */
 async function writeClaim(
   ctx: ClaimContext,
   key: ItemKey,
