@@ -210,17 +210,30 @@ describe('stream delivery faults', () => {
 });
 
 describe('a pool of a range of prefix lengths', () => {
-  it("wakes a claim waiting for a prefix whose object's INSERT and REMOVE reach the stream in one batch", async () => {
-    // The object's INSERT is held back until its claim is released and the reclaim has deleted it: the
-    // batch that gets both coalesces them into no change of the summaries, and must wake the waiting
-    // claim all the same (it waits beside the one free prefix, and nothing else would wake it).
-    const world = await World.create(store, 17, 1);
+  /** A world of one instance with a pool `name` of 10.0.0.0/27 handing out /28s and /29s, for `test`. */
+  async function withRangedPool(
+    seed: number,
+    name: string,
+    test: (world: World, api: World['instances'][number]) => Promise<void>,
+  ) {
+    const world = await World.create(store, seed, 1);
     try {
       const api = world.instances[0]!;
       const pool = {
         spec: { prefixes: ['10.0.0.0/27'], allocationPrefixLengths: { min: 28, max: 29, default: 28 } },
       };
-      expect((await api.call('PUT', 'ipprefixpools/late', pool)).status).toBe(201);
+      expect((await api.call('PUT', `ipprefixpools/${name}`, pool)).status).toBe(201);
+      await test(world, api);
+    } finally {
+      await world.close();
+    }
+  }
+
+  it("wakes a claim waiting for a prefix whose object's INSERT and REMOVE reach the stream in one batch", () =>
+    // The object's INSERT is held back until its claim is released and the reclaim has deleted it: the
+    // batch that gets both coalesces them into no change of the summaries, and must wake the waiting
+    // claim all the same (it waits beside the one free prefix, and nothing else would wake it).
+    withRangedPool(17, 'late', async (world, api) => {
       const ref = { kind: 'IPPrefixPool', name: 'late' };
       const claimOf = (name: string, extra = {}) => ({
         metadata: { name },
@@ -258,21 +271,12 @@ describe('a pool of a range of prefix lengths', () => {
       expect((await api.call('GET', 'claims/waiting')).body.status.value).toBe('10.0.0.0/28');
       const status = (await api.call('GET', 'ipprefixpools/late')).body.status;
       expect({ allocated: status.allocated, free: status.free }).toEqual({ allocated: 2, free: '0' });
-    } finally {
-      await world.close();
-    }
-  });
+    }));
 
-  it("wakes a claim waiting for a held prefix when the batch of the hold's going is delivered again", async () => {
+  it("wakes a claim waiting for a held prefix when the batch of the hold's going is delivered again", () =>
     // The batch that applies the hold's going counts it, then dies before it wakes the waiting claims.
     // Delivered again, it finds its marker counted already: the wake must not depend on counting it.
-    const world = await World.create(store, 23, 1);
-    try {
-      const api = world.instances[0]!;
-      const ranged = {
-        spec: { prefixes: ['10.0.0.0/27'], allocationPrefixLengths: { min: 28, max: 29, default: 28 } },
-      };
-      expect((await api.call('PUT', 'ipprefixpools/kept', ranged)).status).toBe(201);
+    withRangedPool(23, 'kept', async (world, api) => {
       const holders = { spec: { prefixes: ['192.168.0.0/16'], allocationPrefixLength: 24 } };
       expect((await api.call('PUT', 'ipprefixpools/holders', holders)).status).toBe(201);
       // Its name holds 10.0.0.0/28 of pool kept (held-names.test.ts).
@@ -298,10 +302,7 @@ describe('a pool of a range of prefix lengths', () => {
       world.streamFaults.beforeCall = undefined;
       expect(died, 'no wake was tried').toBeGreaterThan(0);
       expect((await api.call('GET', 'claims/exact')).body.status.value).toBe('10.0.0.0/28');
-    } finally {
-      await world.close();
-    }
-  });
+    }));
 });
 
 /** A client of the store whose first write waits until released (`waiting`: it has reached that write). */
