@@ -75,10 +75,9 @@ export class Table extends TableClient {
   }
 
   /**
-   * Creates a pool or claim. The condition: no item under the key, or only a claim stub (offers waiting
-   * for this claim name). Returns the stub it replaced, if any; throws ConditionFailedError when an
-   * object exists, with that object when the store sends it back (DynamoDB does), and, for a claim,
-   * UncertainWriteError when the put's outcome is unknown.
+   * Creates a pool or claim where no item or only a claim stub (offers for this name) is; returns the
+   * stub it replaced. Throws ConditionFailedError when an object exists (with it, when the store sends
+   * it back, as DynamoDB does), and for a claim UncertainWriteError when the outcome is unknown.
    */
   async createObject(key: ItemKey, record: PoolRecord | ClaimRecord): Promise<ClaimStubRecord | undefined> {
     try {
@@ -91,8 +90,8 @@ export class Table extends TableClient {
         // What holds the name, when one does, comes back with the failure (ConditionFailedError.item).
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       });
-      // Sent again after a lost answer, a claim's put could land after a release and bring the claim back
-      // under its uid (gone for good to the stream: service/stream/memory.ts). Its caller uses a new uid.
+      // Sent again after a lost answer, a claim's put could land after a release and bring it back under
+      // its uid, gone for good to the stream (service/stream/memory.ts): its caller uses a new uid.
       const result = await this.doc.send(record.t === 'claim' ? sentOnce(put) : put);
       return result.Attributes as ClaimStubRecord | undefined;
     } catch (error) {

@@ -73,8 +73,9 @@ export interface SlotChange {
   /**
    * A run's object went after its claim did (a release's reclaim, or a delete of an unbound object), or
    * a name hold went: a value given back, which wakes the pool's waiting claims even when the batch
-   * coalesced its INSERT and REMOVE, or counted it in an attempt that died before the wake. (A pick that lost its overlap check takes its object back with its claim still
-   * there: waking the waiting claims for that would make them pick again, and again.)
+   * coalesced its INSERT and REMOVE, or counted it in an attempt that died before the wake. (A pick that
+   * lost its overlap check takes its object back with its claim still there: waking the waiting claims
+   * for that would make them pick again, and again.)
    */
   released?: boolean;
 }
